@@ -1,0 +1,95 @@
+"""The five dtypes lazyrt supports and NumPy's promotion rules for them.
+
+They live in the scheduler (not in `lazy`) because the kernel IR and the
+backends need them too, and dependencies flow lazy -> scheduler -> backends.
+`lazy` re-exports them as `lazy.float32` and so on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    kind: str  # 'b' bool, 'i' signed integer, 'f' floating
+    itemsize: int
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.name)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def __repr__(self) -> str:
+        return f"lazy.{self.name}"
+
+
+bool_ = DType("bool", "b", 1)
+int32 = DType("int32", "i", 4)
+int64 = DType("int64", "i", 8)
+float32 = DType("float32", "f", 4)
+float64 = DType("float64", "f", 8)
+
+ALL = (bool_, int32, int64, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+DEFAULT_FLOAT = float32  # PyTorch's default for lazy creation functions
+DEFAULT_INT = int64
+
+
+def as_dtype(x: object) -> DType:
+    """Accept a DType, a NumPy dtype or type, a name, or the Python types."""
+    if isinstance(x, DType):
+        return x
+    if x is bool:
+        return bool_
+    if x is int:
+        return int64
+    if x is float:
+        return float64
+    try:
+        name = np.dtype(x).name
+    except TypeError:
+        name = None
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    raise TypeError(
+        f"unsupported dtype {x!r}: lazyrt supports {', '.join(d.name for d in ALL)}")
+
+
+def result_type(*items: object) -> DType:
+    """NumPy 2 (NEP 50) promotion over DTypes and Python scalars.
+
+    Python scalars are "weak": `float32 + 1.0` stays float32, `int32 + 1.0`
+    becomes float64, exactly as `np.result_type` says.
+    """
+    args = [d.np if isinstance(d, DType) else d for d in items]
+    return as_dtype(np.result_type(*args))
+
+
+def float_result(d: DType) -> DType:
+    """Dtype of a floating function (exp, sqrt, /, mean) applied to `d`.
+
+    NumPy gives float64 for integers; for bool NumPy picks float16, which
+    lazyrt lacks, so bool maps to the default float32 (documented).
+    """
+    if d.is_float:
+        return d
+    return float32 if d.is_bool else float64
+
+
+def sum_result(d: DType) -> DType:
+    """NumPy's sum/prod dtype: bool and smaller ints accumulate in int64."""
+    return int64 if not d.is_float else d
