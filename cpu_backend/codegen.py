@@ -1,0 +1,222 @@
+"""Kernel IR -> LLVM IR (llvmlite.ir).
+
+Every kernel becomes one function with the same C signature, so the ctypes
+wrapper is a single prototype:
+
+    void k(i64* launch, i8** bufs, i64* ctl, i64* scalars)
+
+`launch` is `pack_launch`'s int64 array (sizes, strides, offsets), `bufs`
+holds input pointers, output pointers, then (reductions) the partial-result
+buffers, `scalars` holds `pack_launch`'s bit patterns, and `ctl` is the
+control block below, which lets the launcher split work over threads
+without another compiled variant:
+
+    ctl = [mode, start, end, rstart, rend, part, nparts, nout]
+
+The out space is walked as a flat range [start, end) cut into rows of the
+innermost axis: one div/mod per row recovers the outer multi-index, then a
+tight inner loop over the last axis whose strides are compile-time 1 or 0
+when `inner` says so (that is what lets it vectorize), runtime otherwise.
+Reductions walk the flattened reduce range [rstart, rend) the same way, the
+innermost reduce axis being the hot loop. Modes (reductions only):
+0 = reduce and run the epilogue, 1 = store per-thread partials at
+`part * nout + o`, 2 = fold `nparts` partials and run the epilogue.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+
+from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64, result_type
+from scheduler.kernel_ir import (Cast, Expr, Kernel, Load, Op, Reduced, Scalar, ViewSlot,
+                                 arg_layout, postorder)
+from scheduler.ops import ELEMENTWISE
+
+from .lowering import F64, I1, I8, I64, cast, emit_op, mem_type, reg_type
+from .reduction import Accumulator
+
+CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout")
+MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
+
+RowFn = Callable[[ir.Value, list[ir.Value], ir.Value], object]
+ElemFn = Callable[[object, ir.Value, list[ir.Value]], list[ir.Value]]
+
+
+def function_name(kernel: Kernel) -> str:
+    return f"lazy_{kernel.digest()}"
+
+
+class _Gen:
+    def __init__(self, k: Kernel, triple: str = "", data_layout: str = ""):
+        self.k, self.lay = k, arg_layout(k)
+        self.mod = ir.Module(name=function_name(k))
+        if triple:
+            self.mod.triple = triple
+        if data_layout:
+            self.mod.data_layout = data_layout
+        p64 = I64.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [p64, I8.as_pointer().as_pointer(), p64, p64])
+        self.fn = ir.Function(self.mod, fnty, name=function_name(k))
+        self.fn.attributes.add("nounwind")
+        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        launch, bufs, ctl, scal = self.fn.args
+        b = self.b
+        self.a = [b.load(b.gep(launch, [ir.Constant(I64, i)]), name=f"a{i}")
+                  for i in range(self.lay.size)]
+        self.ctl = {n: b.load(b.gep(ctl, [ir.Constant(I64, i)]), name=n) for i, n in enumerate(CTL)}
+        self.acc = Accumulator(k.reduce) if k.reduce is not None else None
+        dts = [i.dtype for i in k.inputs] + [o.dtype for o in k.outputs]
+        dts += self.acc.partial_dtypes if self.acc else []
+        self.ptr = []
+        for i, d in enumerate(dts):
+            raw = b.load(b.gep(bufs, [ir.Constant(I64, i)]))
+            self.ptr.append(b.bitcast(raw, mem_type(d).as_pointer()))
+        self.scalars = []
+        for i, d in enumerate(k.scalars):
+            bits = b.load(b.gep(scal, [ir.Constant(I64, i)]))
+            if d.is_float:
+                self.scalars.append(cast(b, b.bitcast(bits, F64), _F64, d))
+            else:
+                self.scalars.append(cast(b, bits, _I64, d))
+
+    # -- helpers -----------------------------------------------------------------------
+    def shape(self, lo: int, hi: int) -> list[ir.Value]:
+        """Domain extents of axes [lo, hi); a rank-0 space is one virtual axis of 1."""
+        return self.a[lo:hi] or [ir.Constant(I64, 1)]
+
+    def strides(self, slot: ViewSlot, lo: int, hi: int) -> list[ir.Value]:
+        s = [self.a[slot.strides + d] for d in range(lo, hi)]
+        return s or [ir.Constant(I64, 0)]
+
+    def dot(self, base: ir.Value, idx: list[ir.Value], strides: list[ir.Value]) -> ir.Value:
+        for i, s in zip(idx, strides):
+            base = self.b.add(base, self.b.mul(i, s))
+        return base
+
+    def loop_range(self, start: ir.Value, end: ir.Value, shape: list[ir.Value],
+                   carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn) -> list[ir.Value]:
+        """Flat range over `shape` (C order) as rows x innermost axis.
+
+        row_fn(flat, outer_idx, col) runs once per row; elem_fn(row_state, j,
+        carry) per element and returns the new carry, which is returned at the end.
+        """
+        b = self.b
+        pre = b.block
+        head, body = b.append_basic_block("row"), b.append_basic_block("row.body")
+        inner, done = b.append_basic_block("inner"), b.append_basic_block("row.done")
+        b.branch(head)
+        b.position_at_end(head)
+        flat = b.phi(I64, name="flat")
+        flat.add_incoming(start, pre)
+        rc = [b.phi(v.type) for v in carry]
+        for p, v in zip(rc, carry):
+            p.add_incoming(v, pre)
+        b.cbranch(b.icmp_signed("<", flat, end), body, done)
+        b.position_at_end(body)
+        left = b.sub(end, flat)
+        if len(shape) == 1:  # one row: the range already lies inside it
+            col, cnt, idx = flat, left, []
+        else:
+            n_last = shape[-1]
+            row, col = b.udiv(flat, n_last), b.urem(flat, n_last)
+            cnt = b.sub(n_last, col)
+            cnt = b.select(b.icmp_signed("<", left, cnt), left, cnt)
+            idx = []
+            for n in reversed(shape[1:-1]):
+                idx.append(b.urem(row, n))
+                row = b.udiv(row, n)
+            idx = [row] + idx[::-1]
+        state = row_fn(flat, idx, col)
+        rbody = b.block
+        b.branch(inner)
+        b.position_at_end(inner)
+        j = b.phi(I64, name="j")
+        j.add_incoming(ir.Constant(I64, 0), rbody)
+        ic = [b.phi(v.type) for v in carry]
+        for p, v in zip(ic, rc):
+            p.add_incoming(v, rbody)
+        new = elem_fn(state, j, ic)
+        j1 = b.add(j, ir.Constant(I64, 1))
+        latch = b.block
+        j.add_incoming(j1, latch)
+        for p, v in zip(ic, new):
+            p.add_incoming(v, latch)
+        nxt = b.append_basic_block("row.next")
+        b.cbranch(b.icmp_signed("<", j1, cnt), inner, nxt)
+        b.position_at_end(nxt)
+        for p, v in zip(rc, new):
+            p.add_incoming(v, b.block)
+        flat.add_incoming(b.add(flat, cnt), b.block)
+        b.branch(head)
+        # keep `done` last so later code is laid out after the loop
+        self.fn.blocks.remove(done)
+        self.fn.blocks.append(done)
+        b.position_at_end(done)
+        return list(rc)
+
+    def position(self, i: int, first: ir.Value) -> ir.Value:
+        """Chained views: unravel over each view's shape, apply its strides."""
+        b = self.b
+        pos = first
+        for slot in self.lay.inputs[i][1:]:
+            acc, q = self.a[slot.offset], pos
+            for d in reversed(range(slot.rank)):
+                n, s = self.a[slot.shape + d], self.a[slot.strides + d]
+                dig = b.urem(q, n) if d else q
+                if d:
+                    q = b.udiv(q, n)
+                acc = b.add(acc, b.mul(dig, s))
+            pos = acc
+        return pos
+
+    def load(self, i: int, first_pos: ir.Value) -> tuple[ir.Value, object]:
+        inp = self.k.inputs[i]
+        pos = self.position(i, first_pos)
+        if inp.iota:
+            return pos, _I64
+        v = self.b.load(self.b.gep(self.ptr[i], [pos], inbounds=True))
+        if inp.dtype.is_bool:
+            v = self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
+        return v, inp.dtype
+
+    def evaluate(self, roots: list[Expr], leaf: Callable[[Expr], ir.Value]) -> dict[int, ir.Value]:
+        """Emit `roots` in postorder, each shared node once."""
+        b, vals = self.b, {}
+        for e in postorder(roots):
+            if isinstance(e, Op):
+                prim = ELEMENTWISE[e.name]
+                data = e.args[1:] if e.name == "where" else e.args
+                comp = prim.compute_dtype(result_type(*[a.dtype for a in data]))
+                args = [cast(b, vals[id(a)], a.dtype,
+                             _BOOL if e.name == "where" and n == 0 else comp)
+                        for n, a in enumerate(e.args)]
+                v = emit_op(b, e.name, comp, args)
+                v = cast(b, v, prim.result_dtype(comp), e.dtype)
+            elif isinstance(e, Cast):
+                v = cast(b, vals[id(e.x)], e.x.dtype, e.dtype)
+            else:
+                v = leaf(e)
+            vals[id(e)] = v
+        return vals
+
+    def store_outputs(self, vals: dict[int, ir.Value], opos: list[ir.Value]) -> None:
+        b = self.b
+        nin = len(self.k.inputs)
+        for n, (o, pos) in enumerate(zip(self.k.outputs, opos)):
+            v = cast(b, vals[id(o.expr)], o.expr.dtype, o.dtype)
+            if o.dtype.is_bool:
+                v = b.zext(v, I8)
+            b.store(v, b.gep(self.ptr[nin + n], [pos], inbounds=True))
+
+    def inner_stride(self, const_inner: int | None, strides: list[ir.Value]) -> ir.Value:
+        return ir.Constant(I64, const_inner) if const_inner is not None else strides[-1]
+
+
+def generate(kernel: Kernel, triple: str = "", data_layout: str = "") -> ir.Module:
+    """The LLVM module holding `kernel`'s entry point `function_name(kernel)`."""
+    from .loops import emit_body
+    g = _Gen(kernel, triple, data_layout)
+    emit_body(g)
+    g.b.ret_void()
+    return g.mod

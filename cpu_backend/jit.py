@@ -1,0 +1,138 @@
+"""LLVM JIT: optimize for the host CPU, compile with MCJIT, cache by Kernel.
+
+The cache key is the `Kernel` itself: it is a frozen, structural dataclass
+that holds no sizes, so a new shape with the same structure is a hit. On a
+miss the report says what was new against the kernels already compiled
+(the smallest set among dtypes / rank / contiguity that, once ignored,
+matches a cached kernel; otherwise "new structure"), because the log has
+to explain every recompile. The entry point is wrapped in ctypes once, here,
+never per call; ctypes releases the GIL during the call, which is what the
+thread pool in launch.py relies on.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import re
+import threading
+import time
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from scheduler.backend import CompileInfo
+from scheduler.kernel_ir import Kernel
+
+from .codegen import function_name, generate
+
+PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@dataclass
+class Compiled:
+    kernel: Kernel
+    name: str
+    fn: object          # the ctypes function, wrapped once
+    address: int
+    ir: str             # generated (unoptimized) LLVM IR
+    ms: float
+
+
+_ASPECTS = {
+    "dtypes": (re.compile(r"lazy\.(bool|int32|int64|float32|float64)"), "lazy.T"),
+    "rank": (re.compile(r"(ndim|n_reduce)=\d+|chain=\([^)]*\)"), "R"),
+    "contiguity": (re.compile(r"inner=(None|-?\d+)"), "inner=?"),
+}
+_SUBSETS = [s for n in (1, 2, 3) for s in itertools.combinations(_ASPECTS, n)]
+
+
+def _normalize(text: str, aspects: tuple[str, ...]) -> str:
+    for a in aspects:
+        pat, rep = _ASPECTS[a]
+        text = pat.sub(rep, text)
+    return text
+
+
+def _target_machine() -> llvm.TargetMachine:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault", jit=True)
+
+
+class JIT:
+    """One MCJIT engine; thread-safe compile; in-memory cache keyed by Kernel."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.tm = _target_machine()
+        self.triple = self.tm.triple
+        self.data_layout = str(self.tm.target_data)
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
+        self._cache: dict[Kernel, Compiled] = {}
+        self._seen: dict[tuple[str, ...], set[str]] = {s: set() for s in _SUBSETS}
+
+    def ir(self, kernel: Kernel) -> str:
+        """The generated LLVM IR for `kernel` (what `lazy.explain` shows)."""
+        hit = self._cache.get(kernel)
+        if hit is not None:
+            return hit.ir
+        return str(generate(kernel, self.triple, self.data_layout))
+
+    def optimize(self, text: str) -> llvm.ModuleRef:
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pto.loop_interleaving = True
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        return mod
+
+    def optimized_ir(self, kernel: Kernel) -> str:
+        return str(self.optimize(self.ir(kernel)))
+
+    def assembly(self, kernel: Kernel) -> str:
+        return self.tm.emit_assembly(self.optimize(self.ir(kernel)))
+
+    def compile(self, kernel: Kernel) -> tuple[Compiled, CompileInfo]:
+        hit = self._cache.get(kernel)
+        if hit is not None:
+            return hit, CompileInfo("hit", 0.0)
+        with self._lock:
+            hit = self._cache.get(kernel)
+            if hit is not None:
+                return hit, CompileInfo("hit", 0.0)
+            t0 = time.perf_counter()
+            text = str(generate(kernel, self.triple, self.data_layout))
+            mod = self.optimize(text)
+            self._engine.add_module(mod)
+            self._engine.finalize_object()
+            name = function_name(kernel)
+            addr = self._engine.get_function_address(name)
+            if not addr:
+                raise RuntimeError(f"JIT produced no address for {name}")
+            ms = (time.perf_counter() - t0) * 1e3
+            c = Compiled(kernel, name, PROTO(addr), addr, text, ms)
+            new = self._what_is_new(kernel)
+            self._cache[kernel] = c
+            return c, CompileInfo("miss", ms, new)
+
+    def _what_is_new(self, kernel: Kernel) -> str:
+        text = repr(kernel)
+        keys = {s: _normalize(text, s) for s in _SUBSETS}
+        new = "new structure" if self._cache else "new structure (first kernel)"
+        for s in _SUBSETS:
+            if keys[s] in self._seen[s]:
+                new = "new " + " and ".join(s)
+                break
+        for s in _SUBSETS:
+            self._seen[s].add(keys[s])
+        return new
+
+    def __len__(self) -> int:
+        return len(self._cache)

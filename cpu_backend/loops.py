@@ -1,0 +1,190 @@
+"""The loop nests: an elementwise body and a reduction body (see codegen.py).
+
+Positions are kept as `base + j * inner_stride` per row so that, when the
+inner stride is the compile-time constant 1 or 0 (`Input.inner`,
+`Output.inner`), the address is a plain affine induction LLVM vectorizes.
+A full-space input in a reduction gets its out-axes part once per output
+element and its reduce-axes part per reduce row; out-space inputs read by
+the reduced expression are loaded once per output element (hoisted).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from scheduler.kernel_ir import Expr, Load, Reduced, Scalar, ViewSlot
+
+from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
+from .lowering import I64, cast
+
+_ZERO = ir.Constant(I64, 0)
+
+
+def _strides(g: _Gen, slot: ViewSlot, lo: int, hi: int, inner: int | None) -> list[ir.Value]:
+    """Strides of axes [lo, hi) of a view; the view's innermost stride is the
+    constant `inner` when given; a rank-0 range is one virtual axis, stride 0."""
+    s = [g.a[slot.strides + d] for d in range(lo, hi)]
+    if s and inner is not None and hi == slot.rank:
+        s[-1] = ir.Constant(I64, inner)
+    return s or [_ZERO]
+
+
+def _row_base(g: _Gen, start: ir.Value, idx: list[ir.Value], col: ir.Value,
+              st: list[ir.Value]) -> ir.Value:
+    return g.b.add(g.dot(start, idx, st[:-1]), g.b.mul(col, st[-1]))
+
+
+def _at(g: _Gen, base: ir.Value, j: ir.Value, s: ir.Value) -> ir.Value:
+    if isinstance(s, ir.Constant) and s.constant == 0:
+        return base
+    if isinstance(s, ir.Constant) and s.constant == 1:
+        return g.b.add(base, j)
+    return g.b.add(base, g.b.mul(j, s))
+
+
+def _leaf(g: _Gen, pos: dict[int, ir.Value], cache: dict[int, ir.Value],
+          reduced: ir.Value | None = None):
+    def leaf(e: Expr) -> ir.Value:
+        if isinstance(e, Load):
+            if e.input not in cache:
+                if e.input not in pos:
+                    raise ValueError(f"input {e.input} is not readable here "
+                                     "(a full-space load in an epilogue?)")
+                v, d = g.load(e.input, pos[e.input])
+                cache[e.input] = cast(g.b, v, d, e.dtype)
+            return cache[e.input]
+        if isinstance(e, Scalar):
+            return g.scalars[e.slot]
+        if isinstance(e, Reduced) and reduced is not None:
+            return reduced
+        raise ValueError(f"{e} cannot be evaluated here")
+    return leaf
+
+
+def emit_body(g: _Gen) -> None:
+    if g.k.reduce is None:
+        _elementwise(g)
+    else:
+        _reduction(g)
+
+
+def _elementwise(g: _Gen) -> None:
+    k = g.k
+    nout = k.n_out
+    in_st = [_strides(g, g.lay.inputs[i][0], 0, g.lay.inputs[i][0].rank, inp.inner)
+             for i, inp in enumerate(k.inputs)]
+    out_st = [_strides(g, s, 0, nout, o.inner) for s, o in zip(g.lay.outputs, k.outputs)]
+    views = [(g.lay.inputs[i][0], in_st[i]) for i in range(len(k.inputs))]
+    views += [(s, st) for s, st in zip(g.lay.outputs, out_st)]
+
+    def row(flat, idx, col):
+        return [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in views]
+
+    def elem(bases, j, carry):
+        pos = [_at(g, base, j, st[-1]) for base, (_, st) in zip(bases, views)]
+        n = len(k.inputs)
+        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, dict(enumerate(pos[:n])), {}))
+        g.store_outputs(vals, pos[n:])
+        return []
+
+    g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem)
+
+
+def _reduction(g: _Gen) -> None:
+    k, b, acc = g.k, g.b, g.acc
+    red = k.reduce
+    nout, nd = k.n_out, k.ndim
+    nin = len(k.inputs)
+    full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
+    # out-axes strides of every input and output, reduce-axes strides of full inputs
+    o_views = []
+    for i, inp in enumerate(k.inputs):
+        slot = g.lay.inputs[i][0]
+        o_views.append((slot, _strides(g, slot, 0, nout, inp.inner)))
+    o_views += [(s, _strides(g, s, 0, nout, o.inner)) for s, o in zip(g.lay.outputs, k.outputs)]
+    r_st = {i: _strides(g, g.lay.inputs[i][0], nout, nd, k.inputs[i].inner) for i in full}
+    pre_loads = {e.input for e in _loads(red.expr) if k.inputs[e.input].space == "out"}
+
+    def orow(flat, idx, col):
+        return flat, [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in o_views]
+
+    def oelem(state, j, carry):
+        oflat, bases = state
+        pos = [_at(g, base, j, st[-1]) for base, (_, st) in zip(bases, o_views)]
+        flat_o = b.add(oflat, j)
+        cache: dict[int, ir.Value] = {}
+        out_pos = {i: pos[i] for i in range(nin) if k.inputs[i].space == "out"}
+        pre = _leaf(g, out_pos, cache)
+        for i in sorted(pre_loads):
+            pre(Load(i, k.inputs[i].dtype))
+        mode = g.ctl["mode"]
+        is_final = b.icmp_signed("==", mode, ir.Constant(I64, MODE_FINAL))
+        bb_red, bb_fin = b.append_basic_block("reduce"), b.append_basic_block("final")
+        b.cbranch(is_final, bb_fin, bb_red)
+        b.position_at_end(bb_red)
+        c_red = _reduce_loop(g, pos, cache)
+        end_red = b.block
+        b.position_at_end(bb_fin)
+        c_fin = _combine_loop(g, flat_o)
+        end_fin = b.block
+        join = b.append_basic_block("join")
+        b.branch(join)
+        b.position_at_end(end_red)
+        b.branch(join)
+        b.position_at_end(join)
+        c = []
+        for x, y in zip(c_red, c_fin):
+            p = b.phi(x.type)
+            p.add_incoming(x, end_red)
+            p.add_incoming(y, end_fin)
+            c.append(p)
+        bb_part, bb_epi = b.append_basic_block("partial"), b.append_basic_block("epilogue")
+        cont = b.append_basic_block("cont")
+        b.cbranch(b.icmp_signed("==", mode, ir.Constant(I64, MODE_PARTIAL)), bb_part, bb_epi)
+        b.position_at_end(bb_part)
+        slot = b.add(b.mul(g.ctl["part"], g.ctl["nout"]), flat_o)
+        for q, (v, d) in enumerate(zip(c, acc.partial_dtypes)):
+            b.store(acc.to_mem(b, v, d), b.gep(g.ptr[nin + len(k.outputs) + q], [slot]))
+        b.branch(cont)
+        b.position_at_end(bb_epi)
+        result = acc.result(b, c)
+        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, out_pos, cache, result))
+        g.store_outputs(vals, pos[nin:])
+        b.branch(cont)
+        b.position_at_end(cont)
+        return []
+
+    def _reduce_loop(g, opos, cache):
+        def rrow(rflat, idx, col):
+            return rflat, {i: _row_base(g, opos[i], idx, col, r_st[i]) for i in full}
+
+        def relem(state, jr, carry):
+            rflat, bases = state
+            pos = {i: _at(g, bases[i], jr, r_st[i][-1]) for i in full}
+            x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
+            x = acc.convert(b, x, red.expr.dtype)
+            return acc.update(b, carry, x, b.add(rflat, jr))
+
+        rs = g.ctl["rstart"]
+        return g.loop_range(rs, g.ctl["rend"], g.shape(nout, nd), acc.init(rs), rrow, relem)
+
+    def _combine_loop(g, flat_o):
+        base = nin + len(k.outputs)
+
+        def prow(flat, idx, col):
+            return None
+
+        def pelem(_, p, carry):
+            slot = b.add(b.mul(p, g.ctl["nout"]), flat_o)
+            parts = [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
+                     for q, d in enumerate(acc.partial_dtypes)]
+            return acc.combine(b, carry, parts, b.icmp_signed("==", p, _ZERO))
+
+        return g.loop_range(_ZERO, g.ctl["nparts"], [g.ctl["nparts"]], acc.init(_ZERO),
+                            prow, pelem)
+
+    g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], orow, oelem)
+
+
+def _loads(e: Expr) -> list[Load]:
+    from scheduler.kernel_ir import postorder
+    return [x for x in postorder([e]) if isinstance(x, Load)]

@@ -1,0 +1,283 @@
+"""Per-op LLVM emitters: the CPU backend's registration for the op table.
+
+`EMITTERS` maps every name of `scheduler.ops.ELEMENTWISE` to a function
+`(builder, dtype, *args) -> value`, where `dtype` is the operands' (compute)
+dtype. Semantics follow the NumPy reference in `scheduler/ops.py`, with the
+choices NumPy leaves to the platform pinned to what NumPy does on x86-64:
+integer division by zero gives 0 (never a trap), `INT_MIN // -1` wraps,
+float->int casts out of range or NaN give INT_MIN. Register types: bool is
+i1 (i8 in memory), so boolean `add`/`mul` are logical or/and.
+
+Everything here is straight-line selects except integer `pow` (a square-
+and-multiply loop), so an inner loop made of these ops stays vectorizable.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+
+from scheduler.dtypes import DType
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+
+Emitter = Callable[..., ir.Value]
+
+
+def reg_type(d: DType) -> ir.Type:
+    """Type a value of `d` has in registers (bool is i1)."""
+    return {"bool": I1, "int32": I32, "int64": I64, "float32": F32, "float64": F64}[d.name]
+
+
+def mem_type(d: DType) -> ir.Type:
+    """Type a value of `d` has in memory (bool is one byte, like NumPy)."""
+    return I8 if d.is_bool else reg_type(d)
+
+
+def const(d: DType, value: object) -> ir.Constant:
+    return ir.Constant(reg_type(d), value)
+
+
+def intrinsic(b: ir.IRBuilder, name: str, ty: ir.Type, nargs: int) -> ir.Function:
+    """Declare (once per module) an overloaded intrinsic such as llvm.exp.f32."""
+    suffix = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", I1: "i1"}[ty]
+    full = f"{name}.{suffix}"
+    mod = b.module
+    fn = mod.globals.get(full)
+    if fn is None:
+        fn = ir.Function(mod, ir.FunctionType(ty, [ty] * nargs), name=full)
+    return fn
+
+
+def _call(name: str) -> Emitter:
+    def emit(b: ir.IRBuilder, d: DType, *args: ir.Value) -> ir.Value:
+        return b.call(intrinsic(b, name, args[0].type, len(args)), list(args))
+    return emit
+
+
+# -- casts ---------------------------------------------------------------------------
+def cast(b: ir.IRBuilder, x: ir.Value, src: DType, dst: DType) -> ir.Value:
+    """NumPy `astype` semantics between the five dtypes."""
+    if src == dst:
+        return x
+    st, dt = reg_type(src), reg_type(dst)
+    if dst.is_bool:  # "!= 0"; NaN is truthy
+        if src.is_float:
+            return b.fcmp_unordered("!=", x, ir.Constant(st, 0.0))
+        return b.icmp_unsigned("!=", x, ir.Constant(st, 0))
+    if src.is_bool:
+        return b.uitofp(x, dt) if dst.is_float else b.zext(x, dt)
+    if src.is_int and dst.is_int:
+        return b.sext(x, dt) if dst.itemsize > src.itemsize else b.trunc(x, dt)
+    if src.is_int:
+        return b.sitofp(x, dt)
+    if dst.is_float:
+        return b.fpext(x, dt) if dst.itemsize > src.itemsize else b.fptrunc(x, dt)
+    # float -> int: out of range / NaN give INT_MIN, as x86 cvtt* (and NumPy) do.
+    bits = dst.itemsize * 8
+    lo, hi = ir.Constant(st, -float(2 ** (bits - 1))), ir.Constant(st, float(2 ** (bits - 1)))
+    ok = b.and_(b.fcmp_ordered(">=", x, lo), b.fcmp_ordered("<", x, hi))
+    v = b.freeze(b.fptosi(x, dt))
+    return b.select(ok, v, ir.Constant(dt, -(2 ** (bits - 1))))
+
+
+def _freeze_patch() -> None:
+    """llvmlite has no `freeze`; out-of-range fptosi is poison, so add it."""
+    if hasattr(ir.IRBuilder, "freeze"):
+        return
+
+    class Freeze(ir.Instruction):
+        def __init__(self, parent, val, name=""):
+            super().__init__(parent, val.type, "freeze", [val], name=name)
+
+        def descr(self, buf):
+            v = self.operands[0]
+            buf.append(f"freeze {v.type} {v.get_reference()}\n")
+
+    def freeze(self, val, name=""):
+        instr = Freeze(self.block, val, name)
+        self._insert(instr)
+        return instr
+
+    ir.IRBuilder.freeze = freeze
+
+
+_freeze_patch()
+
+
+# -- arithmetic ------------------------------------------------------------------------
+def _by_kind(b_op: Emitter | None, i_op: Emitter | None, f_op: Emitter | None) -> Emitter:
+    def emit(b: ir.IRBuilder, d: DType, *args: ir.Value) -> ir.Value:
+        fn = {"b": b_op, "i": i_op, "f": f_op}[d.kind]
+        if fn is None:
+            raise TypeError(f"no lowering for {d.name}")
+        return fn(b, d, *args)
+    return emit
+
+
+def _neg(b, d, x):
+    return b.fneg(x) if d.is_float else b.sub(ir.Constant(x.type, 0), x)
+
+
+def _abs(b, d, x):
+    if d.is_bool:
+        return x
+    if d.is_float:
+        return _call("llvm.fabs")(b, d, x)
+    return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), _neg(b, d, x), x)
+
+
+def _sigmoid(b, d, x):
+    one = ir.Constant(x.type, 1.0)
+    e = _call("llvm.exp")(b, d, b.fneg(x))
+    return b.fdiv(one, b.fadd(one, e))
+
+
+def _int_div_guard(b, x, y):
+    """Divisor made safe for sdiv/srem: 0 and -1 become 1 (handled by selects)."""
+    zero, m1 = ir.Constant(y.type, 0), ir.Constant(y.type, -1)
+    is0, ism1 = b.icmp_signed("==", y, zero), b.icmp_signed("==", y, m1)
+    safe = b.select(b.or_(is0, ism1), ir.Constant(y.type, 1), y)
+    return is0, ism1, safe
+
+
+def _ifloordiv(b, d, x, y):
+    zero = ir.Constant(x.type, 0)
+    is0, ism1, safe = _int_div_guard(b, x, y)
+    q, r = b.sdiv(x, safe), b.srem(x, safe)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+    q = b.sub(q, b.zext(adjust, x.type))
+    q = b.select(ism1, b.sub(zero, x), q)  # x // -1 == -x (wraps for INT_MIN)
+    return b.select(is0, zero, q)
+
+
+def _imod(b, d, x, y):
+    zero = ir.Constant(x.type, 0)
+    is0, ism1, safe = _int_div_guard(b, x, y)
+    r = b.srem(x, safe)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+    r = b.select(adjust, b.add(r, y), r)
+    return b.select(b.or_(is0, ism1), zero, r)
+
+
+def _fdivmod(b, d, a, c):
+    """NumPy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
+    ty = a.type
+    z, one, half = ir.Constant(ty, 0.0), ir.Constant(ty, 1.0), ir.Constant(ty, 0.5)
+    copysign = intrinsic(b, "llvm.copysign", ty, 2)
+    floor = intrinsic(b, "llvm.floor", ty, 1)
+    mod = b.frem(a, c)
+    bzero = b.fcmp_ordered("==", c, z)
+    div = b.fdiv(b.fsub(a, mod), c)
+    mod_nz = b.fcmp_unordered("!=", mod, z)
+    flip = b.and_(mod_nz, b.xor(b.fcmp_ordered("<", c, z), b.fcmp_ordered("<", mod, z)))
+    mod2 = b.select(flip, b.fadd(mod, c), mod)
+    div = b.select(flip, b.fsub(div, one), div)
+    mod2 = b.select(mod_nz, mod2, b.call(copysign, [z, c]))
+    fl = b.call(floor, [div])
+    fl = b.select(b.fcmp_ordered(">", b.fsub(div, fl), half), b.fadd(fl, one), fl)
+    quot = b.fdiv(a, c)
+    fl = b.select(b.fcmp_unordered("!=", div, z), fl, b.call(copysign, [z, quot]))
+    return b.select(bzero, quot, fl), b.select(bzero, mod, mod2)
+
+
+def _ffloordiv(b, d, a, c):
+    return _fdivmod(b, d, a, c)[0]
+
+
+def _fmod(b, d, a, c):
+    return _fdivmod(b, d, a, c)[1]
+
+
+def _ipow(b, d, x, n):
+    """Square-and-multiply. NumPy raises on negative exponents; we give the
+    truncated integer answer (1 for x == 1, +-1 for x == -1, else 0)."""
+    ty = x.type
+    one, zero = ir.Constant(ty, 1), ir.Constant(ty, 0)
+    pre = b.block
+    loop = b.append_basic_block("pow.loop")
+    body = b.append_basic_block("pow.body")
+    done = b.append_basic_block("pow.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    r, base, e = b.phi(ty), b.phi(ty), b.phi(ty)
+    r.add_incoming(one, pre)
+    base.add_incoming(x, pre)
+    e.add_incoming(n, pre)
+    b.cbranch(b.icmp_signed(">", e, zero), body, done)
+    b.position_at_end(body)
+    odd = b.trunc(e, I1)
+    r.add_incoming(b.select(odd, b.mul(r, base), r), body)
+    base.add_incoming(b.mul(base, base), body)
+    e.add_incoming(b.lshr(e, one), body)
+    b.branch(loop)
+    b.position_at_end(done)
+    neg_val = b.select(b.icmp_signed("==", x, one), one,
+                       b.select(b.icmp_signed("==", x, ir.Constant(ty, -1)),
+                                b.select(b.trunc(n, I1), ir.Constant(ty, -1), one), zero))
+    return b.select(b.icmp_signed("<", n, zero), neg_val, r)
+
+
+def _minmax(pred: str, fname: str) -> Emitter:
+    def emit(b, d, x, y):
+        if d.is_float:  # NaN-propagating, like np.maximum / np.minimum
+            return _call(fname)(b, d, x, y)
+        cmp = b.icmp_unsigned if d.is_bool else b.icmp_signed
+        return b.select(cmp(pred, x, y), x, y)
+    return emit
+
+
+def _compare(pred: str) -> Emitter:
+    def emit(b, d, x, y):
+        if d.is_float:
+            if pred == "!=":
+                return b.fcmp_unordered(pred, x, y)  # NaN != NaN is True
+            return b.fcmp_ordered(pred, x, y)
+        if d.is_bool:
+            return b.icmp_unsigned(pred, x, y)
+        return b.icmp_signed(pred, x, y)
+    return emit
+
+
+EMITTERS: dict[str, Emitter] = {
+    "copy": lambda b, d, x: x,
+    "neg": _neg,
+    "abs": _abs,
+    "exp": _call("llvm.exp"),
+    "log": _call("llvm.log"),
+    "sqrt": _call("llvm.sqrt"),
+    "sin": _call("llvm.sin"),
+    "cos": _call("llvm.cos"),
+    "tanh": _call("llvm.tanh"),
+    "sigmoid": _sigmoid,
+    "invert": lambda b, d, x: b.xor(x, ir.Constant(x.type, -1 if d.is_int else 1)),
+    "add": _by_kind(lambda b, d, x, y: b.or_(x, y), lambda b, d, x, y: b.add(x, y),
+                    lambda b, d, x, y: b.fadd(x, y)),
+    "sub": _by_kind(None, lambda b, d, x, y: b.sub(x, y), lambda b, d, x, y: b.fsub(x, y)),
+    "mul": _by_kind(lambda b, d, x, y: b.and_(x, y), lambda b, d, x, y: b.mul(x, y),
+                    lambda b, d, x, y: b.fmul(x, y)),
+    "truediv": _by_kind(None, None, lambda b, d, x, y: b.fdiv(x, y)),
+    "floordiv": _by_kind(None, _ifloordiv, _ffloordiv),
+    "mod": _by_kind(None, _imod, _fmod),
+    "pow": _by_kind(None, _ipow, _call("llvm.pow")),
+    "maximum": _minmax(">", "llvm.maximum"),
+    "minimum": _minmax("<", "llvm.minimum"),
+    "eq": _compare("=="),
+    "ne": _compare("!="),
+    "lt": _compare("<"),
+    "le": _compare("<="),
+    "gt": _compare(">"),
+    "ge": _compare(">="),
+    "and": lambda b, d, x, y: b.and_(x, y),
+    "or": lambda b, d, x, y: b.or_(x, y),
+    "xor": lambda b, d, x, y: b.xor(x, y),
+    "where": lambda b, d, c, x, y: b.select(c, x, y),
+}
+
+
+def emit_op(b: ir.IRBuilder, name: str, dtype: DType, args: list[ir.Value]) -> ir.Value:
+    """Emit op `name` whose operands have compute dtype `dtype`."""
+    return EMITTERS[name](b, dtype, *args)
