@@ -1,0 +1,183 @@
+"""Creation functions, with PyTorch's float32 default for floating data.
+
+Constants (`zeros`, `ones`, `full`) and ranges (`arange`, `linspace`,
+`eye`) are pending nodes that fuse into whatever reads them. `tensor`
+copies its data; `asarray` shares a NumPy array's memory when it can.
+Random tensors are drawn at creation from NumPy's PCG64 generator seeded
+by `manual_seed` (docs/semantics.md says why).
+"""
+from __future__ import annotations
+
+import math
+import operator
+import os
+
+import numpy as np
+
+from scheduler.dtypes import DEFAULT_FLOAT, DType, as_dtype, bool_, float64, int64
+from scheduler.graph import Buffer
+from scheduler.view import View
+
+from . import elementwise, runtime
+from .host import buffer_and_view
+from .tensor import Tensor
+
+
+def resolve_device(device: object | None) -> str:
+    """'cpu' unless asked otherwise (LAZY_DEVICE); CUDA arrives with its backend."""
+    name = str(device) if device is not None else os.environ.get("LAZY_DEVICE", "cpu")
+    if name == "cpu":
+        return "cpu"
+    if name == "cuda" or name.startswith("cuda:"):
+        raise RuntimeError(f"device {name!r} is unavailable: this build of lazyrt has no "
+                           f"CUDA backend yet; use device='cpu'")
+    raise ValueError(f"unknown device {name!r}: expected 'cpu' or 'cuda[:N]'")
+
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _dtype_of_value(value: object, dtype: object | None) -> DType:
+    if dtype is not None:
+        return as_dtype(dtype)
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    return DEFAULT_FLOAT
+
+
+def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
+    """A new tensor holding a copy of `data` (a NumPy array, nested lists or a scalar)."""
+    resolve_device(device)
+    if isinstance(data, Tensor):
+        return data.astype(dtype or data.dtype)
+    buf, view = buffer_and_view(data, dtype, copy=True)
+    return Tensor._wrap(buf, view)
+
+
+def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
+    """Like `tensor`, but NumPy arrays are shared, not copied, when possible."""
+    resolve_device(device)
+    if isinstance(obj, Tensor):
+        return obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
+    buf, view = buffer_and_view(obj, dtype, copy=False)
+    return Tensor._wrap(buf, view)
+
+
+def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:
+    shape = _shape((shape,) if isinstance(shape, int) else tuple(shape))
+    d = _dtype_of_value(fill_value, dtype)
+    value = np.asarray(fill_value, dtype=d.np).item()
+    return runtime.make("const", (), value, d, shape, resolve_device(device))
+
+
+def zeros(*shape, dtype: object = None, device: object = None) -> Tensor:
+    return full(_shape(shape), 0, as_dtype(dtype or DEFAULT_FLOAT), device)
+
+
+def ones(*shape, dtype: object = None, device: object = None) -> Tensor:
+    return full(_shape(shape), 1, as_dtype(dtype or DEFAULT_FLOAT), device)
+
+
+def empty(*shape, dtype: object = None, device: object = None) -> Tensor:
+    """Uninitialized memory, allocated now (there is nothing to compute)."""
+    shape = _shape(shape)
+    d = as_dtype(dtype or DEFAULT_FLOAT)
+    resolve_device(device)
+    flat = np.empty(math.prod(shape), d.np)
+    return Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape))
+
+
+def zeros_like(t: Tensor, dtype: object = None) -> Tensor:
+    return full(t.shape, 0, as_dtype(dtype or t.dtype), t.device)
+
+
+def ones_like(t: Tensor, dtype: object = None) -> Tensor:
+    return full(t.shape, 1, as_dtype(dtype or t.dtype), t.device)
+
+
+def full_like(t: Tensor, fill_value: object, dtype: object = None) -> Tensor:
+    return full(t.shape, fill_value, as_dtype(dtype or t.dtype), t.device)
+
+
+def _iota(n: int, device: str) -> Tensor:
+    return runtime.make("iota", (), None, int64, (n,), device)
+
+
+def arange(start: float, stop: float | None = None, step: float = 1, dtype: object = None,
+           device: object = None) -> Tensor:
+    """NumPy's arange; float arguments give float32 unless dtype says otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    n = max(0, math.ceil((stop - start) / step))
+    is_int = all(isinstance(x, (int, np.integer)) for x in (start, stop, step))
+    d = as_dtype(dtype) if dtype is not None else (int64 if is_int else DEFAULT_FLOAT)
+    i = _iota(n, resolve_device(device))
+    if d.is_int and is_int:
+        out = i if (start, step) == (0, 1) else i * step + start
+        return elementwise.cast(out, d)
+    return elementwise.cast(elementwise.cast(i, float64) * float(step) + float(start), d)
+
+
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+             dtype: object = None, device: object = None) -> Tensor:
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    d = as_dtype(dtype or DEFAULT_FLOAT)
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    i = elementwise.cast(_iota(num, resolve_device(device)), float64)
+    y = i * float(step) + float(start)
+    if endpoint and num > 1:
+        y = elementwise.apply("where", i == float(num - 1), float(stop), y)
+    return elementwise.cast(y, d)
+
+
+def eye(n: int, m: int | None = None, k: int = 0, dtype: object = None,
+        device: object = None) -> Tensor:
+    m = n if m is None else m
+    dev = resolve_device(device)
+    rows = _iota(n, dev).unsqueeze(1)
+    cols = _iota(m, dev).unsqueeze(0)
+    return elementwise.cast((cols - rows) == k, as_dtype(dtype or DEFAULT_FLOAT))
+
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed `rand` and `randn` (NumPy's PCG64 generator)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def _random(draw, shape: tuple, dtype: object, device: object) -> Tensor:
+    shape = _shape(shape)
+    d = as_dtype(dtype or DEFAULT_FLOAT)
+    if not d.is_float:
+        raise TypeError(f"random tensors must be floating, got dtype {d.name}")
+    resolve_device(device)
+    flat = draw(math.prod(shape), d.np)
+    return Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape))
+
+
+def rand(*shape, dtype: object = None, device: object = None) -> Tensor:
+    """Uniform on [0, 1)."""
+    return _random(lambda n, dt: _rng.random(n, dtype=dt), shape, dtype, device)
+
+
+def randn(*shape, dtype: object = None, device: object = None) -> Tensor:
+    """Standard normal."""
+    return _random(lambda n, dt: _rng.standard_normal(n, dtype=dt), shape, dtype, device)

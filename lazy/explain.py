@@ -1,0 +1,56 @@
+"""`lazy.explain`: the plan a sync would run, without running anything."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scheduler.backends import FallbackError, blas_name, choose
+from scheduler.realize import plan
+
+from . import runtime
+from .tensor import Tensor
+
+
+@dataclass(frozen=True)
+class PlannedKernel:
+    name: str
+    backend: str
+    reason: str       # why this backend
+    fusion: str       # why this kernel's output is written to memory
+    ops: tuple[str, ...]
+    source: str       # generated code (LLVM IR on CPU)
+
+
+@dataclass
+class Plan:
+    kernels: list[PlannedKernel] = field(default_factory=list)
+    nodes: int = 0
+    merged: int = 0
+    folded: int = 0
+
+    def __str__(self) -> str:
+        lines = [f"plan: {self.nodes} pending nodes ({self.merged} merged, {self.folded} "
+                 f"folded) -> {len(self.kernels)} kernels"]
+        for k in self.kernels:
+            lines.append(f"  {k.name}: {k.backend} ({k.reason}); output kept because: "
+                         f"{k.fusion}")
+            lines.append(f"    ops: {', '.join(k.ops)}")
+        return "\n".join(lines)
+
+
+def explain(*tensors: Tensor) -> Plan:
+    """Schedule the given (or all live) pending tensors and describe each kernel."""
+    bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
+    sched = plan(bufs)
+    out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded)
+    for step in sched.steps:
+        if step.kernel is None:
+            backend, reason, source = "blas", f"extern matmul: NumPy's BLAS ({blas_name()})", ""
+        else:
+            try:
+                b, reason = choose(step.kernel, step.group.root.device)
+                backend, source = b.name, b.source(step.kernel)
+            except FallbackError as e:
+                backend, reason, source = "none", str(e), ""
+        out.kernels.append(PlannedKernel(step.name, backend, reason, step.group.why,
+                                         step.ops, source))
+    return out

@@ -1,0 +1,164 @@
+"""The functional forms: `lazy.exp(x)`, `lazy.where(c, a, b)`, `lazy.sum(x, axis=0)`."""
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.interpret import positions
+
+from . import elementwise, linalg, reductions, views
+from .tensor import Tensor, asarray_like
+
+
+def _t(x: object) -> Tensor:
+    return x if isinstance(x, Tensor) else asarray_like(x, "cpu")
+
+
+def _unary(op: str):
+    def f(x: object) -> Tensor:
+        return elementwise.apply(op, _t(x))
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op}."
+    return f
+
+
+abs = _unary("abs")
+negative = _unary("neg")
+exp = _unary("exp")
+log = _unary("log")
+sqrt = _unary("sqrt")
+sin = _unary("sin")
+cos = _unary("cos")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+invert = bitwise_not = _unary("invert")
+
+
+def _binary(op: str):
+    def f(a: object, b: object) -> Tensor:
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = _t(a)
+        return elementwise.apply(op, a, b)
+    f.__name__ = op
+    f.__doc__ = f"Elementwise {op} with NumPy broadcasting and promotion."
+    return f
+
+
+add, subtract, multiply, divide = _binary("add"), _binary("sub"), _binary("mul"), _binary("truediv")
+floor_divide, remainder = _binary("floordiv"), _binary("mod")
+maximum, minimum = _binary("maximum"), _binary("minimum")
+equal, not_equal = _binary("eq"), _binary("ne")
+less, less_equal, greater, greater_equal = _binary("lt"), _binary("le"), _binary("gt"), _binary("ge")
+bitwise_and, bitwise_or, bitwise_xor = _binary("and"), _binary("or"), _binary("xor")
+
+
+def pow(a: object, b: object) -> Tensor:
+    return elementwise.power(_t(a), b)
+
+
+power = pow
+
+
+def where(condition: object, x: object, y: object) -> Tensor:
+    if not any(isinstance(v, Tensor) for v in (condition, x, y)):
+        condition = _t(condition)
+    return elementwise.apply("where", condition, x, y)
+
+
+def clip(x: object, min: object = None, max: object = None) -> Tensor:
+    return elementwise.clip(_t(x), min, max)
+
+
+clamp = clip
+
+
+def astype(x: Tensor, dtype: object) -> Tensor:
+    return elementwise.astype(_t(x), dtype)
+
+
+def matmul(a: object, b: object) -> Tensor:
+    return linalg.matmul(a, b)
+
+
+def _reduction(op: str):
+    def f(x: object, axis=None, keepdims: bool = False, *, dim=None, keepdim: bool = False):
+        return reductions.reduce(_t(x), op, axis, keepdims, dim=dim, keepdim=keepdim)
+    f.__name__ = op
+    f.__doc__ = f"{op} over `axis` (or `dim`): an int, a tuple of ints, or None for all."
+    return f
+
+
+sum, prod, max, min = _reduction("sum"), _reduction("prod"), _reduction("max"), _reduction("min")
+argmax, argmin, any, all = (_reduction("argmax"), _reduction("argmin"), _reduction("any"),
+                            _reduction("all"))
+
+
+def mean(x: object, axis=None, keepdims: bool = False, *, dim=None, keepdim: bool = False):
+    return reductions.mean(_t(x), axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def reshape(x: Tensor, shape) -> Tensor:
+    return views.reshape(_t(x), (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+def permute(x: Tensor, dims) -> Tensor:
+    return views.permute(_t(x), tuple(dims))
+
+
+def transpose(x: Tensor, *dims) -> Tensor:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    return views.transpose(_t(x), dims)
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    return views.broadcast_to(_t(x), shape)
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    return views.squeeze(_t(x), dim)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    return views.unsqueeze(_t(x), dim)
+
+
+expand_dims = unsqueeze
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return views.flatten(_t(x), start_dim, end_dim)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return views.narrow(_t(x), dim, start, length)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    return views.select(_t(x), dim, index)
+
+
+def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return views.diagonal(_t(x), offset, dim1, dim2)
+
+
+def as_strided(x: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    return views.as_strided(_t(x), size, stride, storage_offset)
+
+
+def shares_memory(a: Tensor, b: Tensor) -> bool:
+    """True when some element of `a` and of `b` is the same memory (exact, as NumPy's)."""
+    if a.size == 0 or b.size == 0:
+        return False
+    if a._buf is not b._buf:
+        if a._buf.pending or b._buf.pending:
+            return False
+        return bool(np.shares_memory(a._buf.array, b._buf.array)) and bool(
+            np.shares_memory(a.numpy(), b.numpy()))
+    (lo1, hi1), (lo2, hi2) = a._view.span(), b._view.span()
+    if hi1 < lo2 or hi2 < lo1:
+        return False
+    pa = positions(a._view, [], a.shape).reshape(-1)
+    pb = positions(b._view, [], b.shape).reshape(-1)
+    return bool(np.intersect1d(pa, pb).size)
+
+

@@ -1,0 +1,82 @@
+"""Building nodes, tracking live pending tensors, and syncing them.
+
+Live tensors are tracked by id with weak references (not a WeakSet: that
+would compare tensors with `==`, which builds a lazy op). `sync()` with no
+arguments realizes the pending buffer of every tensor still alive.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from scheduler.config import config
+from scheduler.dtypes import DType
+from scheduler.graph import Buffer, Node, user_location
+from scheduler.realize import realize
+from scheduler.view import View
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+_live: dict[int, weakref.ref] = {}
+_pending_nodes = 0
+
+
+class ImplicitSyncError(RuntimeError):
+    """An implicit sync happened while LAZY_IMPLICIT_SYNC=error."""
+
+
+def track(t: "Tensor") -> None:
+    key = id(t)
+    _live[key] = weakref.ref(t, lambda _, key=key: _live.pop(key, None))
+
+
+def make(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
+         device: str) -> "Tensor":
+    """A new pending tensor computed by `op` (the one way nodes are built)."""
+    from .tensor import Tensor
+    global _pending_nodes
+    node = Node(op, srcs, arg, dtype, shape, user_location())
+    t = Tensor._wrap(Buffer.pending_from(node, device), View.contiguous(shape))
+    _pending_nodes += 1
+    if _pending_nodes > config.max_pending_nodes:
+        sync(_cause=f"auto: {_pending_nodes} pending nodes exceed "
+                    f"max_pending_nodes={config.max_pending_nodes}")
+    return t
+
+
+def live_pending() -> list[Buffer]:
+    seen: dict[int, Buffer] = {}
+    for ref in list(_live.values()):
+        t = ref()
+        if t is not None and t._buf.pending:
+            seen.setdefault(id(t._buf), t._buf)
+    return list(seen.values())
+
+
+def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
+    """Realize the given tensors, or every live pending tensor when none are given."""
+    global _pending_nodes
+    where = user_location()
+    if tensors:
+        bufs = list({id(t._buf): t._buf for t in tensors if t._buf.pending}.values())
+        if bufs:
+            realize(bufs, _cause, where)
+        return
+    realize(live_pending(), _cause, where)
+    _pending_nodes = 0
+
+
+def implicit_sync(t: "Tensor", what: str) -> None:
+    """Sync one tensor because its values were read; logged with the cause."""
+    if not t._buf.pending:
+        return
+    where = user_location()
+    mode = config.implicit_sync
+    message = f"implicit sync: {what} at {where}"
+    if mode == "error":
+        raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
+    if mode == "warn":
+        warnings.warn(message, stacklevel=3)
+    realize([t._buf], f"implicit: {what}", where)

@@ -1,0 +1,284 @@
+"""`Tensor`: a handle on a storage (`Buffer`) seen through a `View`.
+
+Building ops never computes: methods record nodes. Reading values
+(`numpy()`, `item()`, `repr`, `bool()`, ...) syncs implicitly and is
+logged with its cause. The op logic lives in `elementwise`, `views`,
+`reductions` and `linalg`; this class is the user-facing surface.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from scheduler.dtypes import DType
+from scheduler.graph import Buffer, host_view
+from scheduler.view import View
+
+from . import runtime
+from .host import buffer_and_view
+
+
+def asarray_like(x: object, device: str) -> "Tensor":
+    """Turn a NumPy array, NumPy scalar or nested list operand into a tensor."""
+    buf, view = buffer_and_view(x, None, copy=False)
+    if device != "cpu":
+        raise ValueError(f"expected all tensors on the same device, but found {device} and cpu")
+    return Tensor._wrap(buf, view)
+
+
+class Tensor:
+    __slots__ = ("_buf", "_view", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
+
+    @classmethod
+    def _wrap(cls, buf: Buffer, view: View) -> "Tensor":
+        t = object.__new__(cls)
+        t._buf, t._view = buf, view
+        if buf.pending:
+            runtime.track(t)
+        return t
+
+    def _as(self, view: View) -> "Tensor":
+        """Another view of the same storage."""
+        return Tensor._wrap(self._buf, view)
+
+    # -- attributes --------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._view.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self._buf.dtype
+
+    @property
+    def device(self) -> str:
+        return self._buf.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._view.shape)
+
+    @property
+    def size(self) -> int:
+        return self._view.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._buf.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.ndim)))
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return self.size
+
+    def element_size(self) -> int:
+        return self.itemsize
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """Strides in elements, as PyTorch gives them."""
+        if dim is None:
+            return self._view.strides
+        from scheduler.view import normalize_dim
+        return self._view.strides[normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        return self._view.offset
+
+    def is_contiguous(self) -> bool:
+        return self._view.is_contiguous()
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = object.__hash__
+
+    # -- sync and reading values -------------------------------------------
+    def sync(self) -> "Tensor":
+        runtime.sync(self)
+        return self
+
+    def _host(self, what: str) -> np.ndarray:
+        runtime.implicit_sync(self, what)
+        return host_view(self._buf.array, self._view)
+
+    def numpy(self) -> np.ndarray:
+        """A read-only NumPy view of the same memory, with the same strides."""
+        return self._host("numpy()")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self._host("__array__")
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def tolist(self) -> Any:
+        return self._host("tolist()").tolist()
+
+    def item(self) -> bool | int | float:
+        if self.size != 1:
+            raise ValueError(f"item(): a tensor with {self.size} elements cannot be "
+                             f"converted to a Python scalar")
+        return self._host("item()").reshape(-1)[0].item()
+
+    def _scalar(self, what: str) -> bool | int | float:
+        if self.size != 1:
+            raise ValueError(f"{what}: the truth value or number of a tensor with "
+                             f"{self.size} elements is ambiguous; use .any() or .all()"
+                             if what == "__bool__" else
+                             f"{what}: only tensors with one element can be converted "
+                             f"to Python scalars (this one has {self.size})")
+        return self._host(what).reshape(-1)[0].item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("__bool__"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("__float__"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("__int__"))
+
+    def __index__(self) -> int:
+        if not self.dtype.is_int:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+        return int(self._scalar("__index__"))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._host("repr"), separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self.dtype.name})"
+
+    __str__ = __repr__  # print() shows the same as repr, as PyTorch does
+
+    # -- conversions ---------------------------------------------------------
+    def astype(self, dtype: object) -> "Tensor":
+        return elementwise.astype(self, dtype)
+
+    def to(self, dtype: object) -> "Tensor":
+        return elementwise.astype(self, dtype) if elementwise.as_dtype(dtype) != self.dtype else self
+
+    def float(self) -> "Tensor":
+        return self.to("float32")
+
+    def double(self) -> "Tensor":
+        return self.to("float64")
+
+    def int(self) -> "Tensor":
+        return self.to("int32")
+
+    def long(self) -> "Tensor":
+        return self.to("int64")
+
+    def bool(self) -> "Tensor":
+        return self.to("bool")
+
+    def contiguous(self) -> "Tensor":
+        return self if self.is_contiguous() else elementwise.apply("copy", self)
+
+    def clone(self) -> "Tensor":
+        return elementwise.apply("copy", self)
+
+    def copy(self) -> "Tensor":
+        return elementwise.apply("copy", self)
+
+    # -- elementwise ---------------------------------------------------------
+    def __add__(self, o): return elementwise.apply("add", self, o)
+    def __radd__(self, o): return elementwise.apply("add", o, self)
+    def __sub__(self, o): return elementwise.apply("sub", self, o)
+    def __rsub__(self, o): return elementwise.apply("sub", o, self)
+    def __mul__(self, o): return elementwise.apply("mul", self, o)
+    def __rmul__(self, o): return elementwise.apply("mul", o, self)
+    def __truediv__(self, o): return elementwise.apply("truediv", self, o)
+    def __rtruediv__(self, o): return elementwise.apply("truediv", o, self)
+    def __floordiv__(self, o): return elementwise.apply("floordiv", self, o)
+    def __rfloordiv__(self, o): return elementwise.apply("floordiv", o, self)
+    def __mod__(self, o): return elementwise.apply("mod", self, o)
+    def __rmod__(self, o): return elementwise.apply("mod", o, self)
+    def __pow__(self, o): return elementwise.power(self, o)
+    def __rpow__(self, o): return elementwise.apply("pow", o, self)
+    def __and__(self, o): return elementwise.apply("and", self, o)
+    def __rand__(self, o): return elementwise.apply("and", o, self)
+    def __or__(self, o): return elementwise.apply("or", self, o)
+    def __ror__(self, o): return elementwise.apply("or", o, self)
+    def __xor__(self, o): return elementwise.apply("xor", self, o)
+    def __rxor__(self, o): return elementwise.apply("xor", o, self)
+    def __eq__(self, o): return elementwise.apply("eq", self, o)  # type: ignore[override]
+    def __ne__(self, o): return elementwise.apply("ne", self, o)  # type: ignore[override]
+    def __lt__(self, o): return elementwise.apply("lt", self, o)
+    def __le__(self, o): return elementwise.apply("le", self, o)
+    def __gt__(self, o): return elementwise.apply("gt", self, o)
+    def __ge__(self, o): return elementwise.apply("ge", self, o)
+    def __neg__(self): return elementwise.apply("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return elementwise.apply("abs", self)
+    def __invert__(self): return elementwise.apply("invert", self)
+    def __matmul__(self, o): return linalg.matmul(self, o)
+    def __rmatmul__(self, o): return linalg.matmul(o, self)
+
+    def add(self, o): return elementwise.apply("add", self, o)
+    def sub(self, o): return elementwise.apply("sub", self, o)
+    def mul(self, o): return elementwise.apply("mul", self, o)
+    def div(self, o): return elementwise.apply("truediv", self, o)
+    def pow(self, o): return elementwise.power(self, o)
+    def abs(self): return elementwise.apply("abs", self)
+    def exp(self): return elementwise.apply("exp", self)
+    def log(self): return elementwise.apply("log", self)
+    def sqrt(self): return elementwise.apply("sqrt", self)
+    def sin(self): return elementwise.apply("sin", self)
+    def cos(self): return elementwise.apply("cos", self)
+    def tanh(self): return elementwise.apply("tanh", self)
+    def sigmoid(self): return elementwise.apply("sigmoid", self)
+    def maximum(self, o): return elementwise.apply("maximum", self, o)
+    def minimum(self, o): return elementwise.apply("minimum", self, o)
+    def clip(self, min=None, max=None): return elementwise.clip(self, min, max)
+    clamp = clip
+    def matmul(self, o): return linalg.matmul(self, o)
+
+    # -- views ---------------------------------------------------------------
+    def __getitem__(self, key): return views.getitem(self, key)
+    def reshape(self, *shape): return views.reshape(self, shape)
+    def view(self, *shape): return views.view(self, shape)
+    def permute(self, *dims): return views.permute(self, dims)
+    def transpose(self, *dims): return views.transpose(self, dims)
+    def expand(self, *shape): return views.expand(self, shape)
+    def broadcast_to(self, shape): return views.broadcast_to(self, shape)
+    def squeeze(self, dim=None): return views.squeeze(self, dim)
+    def unsqueeze(self, dim): return views.unsqueeze(self, dim)
+    def flatten(self, start_dim=0, end_dim=-1): return views.flatten(self, start_dim, end_dim)
+    def ravel(self): return views.reshape(self, (-1,))
+    def narrow(self, dim, start, length): return views.narrow(self, dim, start, length)
+    def select(self, dim, index): return views.select(self, dim, index)
+    def diagonal(self, offset=0, dim1=0, dim2=1): return views.diagonal(self, offset, dim1, dim2)
+    def as_strided(self, size, stride, storage_offset=None):
+        return views.as_strided(self, size, stride, storage_offset)
+
+    # -- reductions ----------------------------------------------------------
+    def sum(self, *a, **k): return reductions.reduce(self, "sum", *a, **k)
+    def prod(self, *a, **k): return reductions.reduce(self, "prod", *a, **k)
+    def max(self, *a, **k): return reductions.reduce(self, "max", *a, **k)
+    def min(self, *a, **k): return reductions.reduce(self, "min", *a, **k)
+    def argmax(self, *a, **k): return reductions.reduce(self, "argmax", *a, **k)
+    def argmin(self, *a, **k): return reductions.reduce(self, "argmin", *a, **k)
+    def any(self, *a, **k): return reductions.reduce(self, "any", *a, **k)
+    def all(self, *a, **k): return reductions.reduce(self, "all", *a, **k)
+    def mean(self, *a, **k): return reductions.mean(self, *a, **k)
+
+
+from . import elementwise, linalg, reductions, views  # noqa: E402  (methods call into these)

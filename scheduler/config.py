@@ -1,0 +1,57 @@
+"""Runtime settings: environment variables, overridable from code.
+
+Read when used, never at import, so tests and users can change them at
+any time (`lazy.config.max_pending_nodes = 10_000`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass
+class Config:
+    _max_pending_nodes: int | None = None
+    _max_kernel_ops: int | None = None
+
+    @property
+    def max_pending_nodes(self) -> int:
+        """Pending nodes after which building one more op syncs (LAZY_MAX_PENDING)."""
+        return self._max_pending_nodes or _env_int("LAZY_MAX_PENDING", 100_000)
+
+    @max_pending_nodes.setter
+    def max_pending_nodes(self, n: int | None) -> None:
+        self._max_pending_nodes = n
+
+    @property
+    def max_kernel_ops(self) -> int:
+        """Ops one fused kernel may hold; longer chains are cut (LAZY_MAX_KERNEL_OPS)."""
+        return self._max_kernel_ops or _env_int("LAZY_MAX_KERNEL_OPS", 256)
+
+    @max_kernel_ops.setter
+    def max_kernel_ops(self, n: int | None) -> None:
+        self._max_kernel_ops = n
+
+    @property
+    def log_to_stderr(self) -> bool:
+        return os.environ.get("LAZY_LOG", "") not in ("", "0")
+
+    @property
+    def implicit_sync(self) -> str:
+        """'allow' (default), 'warn' or 'error' (LAZY_IMPLICIT_SYNC)."""
+        return os.environ.get("LAZY_IMPLICIT_SYNC", "allow").lower()
+
+    @property
+    def fallback(self) -> str:
+        """'allow' (default) or 'error' (LAZY_FALLBACK)."""
+        return os.environ.get("LAZY_FALLBACK", "allow").lower()
+
+
+config = Config()

@@ -1,0 +1,173 @@
+"""The backend-selection log: what ran, where, why, and how long it took.
+
+A bounded, thread-safe, in-memory record exposed as `lazy.log`. Iterating
+it yields kernel records; `syncs` holds one record per sync. Each record
+also goes to the `logging` logger "lazy", and to stderr when LAZY_LOG=1.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+from .config import config
+
+logger = logging.getLogger("lazy")
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    sync_id: int
+    cause: str        # why the sync happened ("sync()", "implicit: repr", ...)
+    where: str        # user file:line of the sync
+    kernel: str       # kernel name
+    ops: tuple[str, ...]  # user ops covered, "op@file:line"
+    device: str
+    backend: str      # "llvm", "blas", "numpy", "cuda", ...
+    reason: str       # why this backend
+    cache: str        # "hit", "miss", "disk" or "-" (nothing to compile)
+    compile_ms: float
+    run_ms: float
+    nbytes: int       # bytes read and written
+
+    def line(self) -> str:
+        return (f"[lazy] sync {self.sync_id} {self.kernel} on {self.device}/{self.backend} "
+                f"({self.reason}); cache {self.cache}; compile {self.compile_ms:.2f} ms, "
+                f"run {self.run_ms:.2f} ms, {self.nbytes} B; ops {', '.join(self.ops)}")
+
+
+@dataclass(frozen=True)
+class SyncRecord:
+    id: int
+    cause: str
+    where: str
+    nodes: int        # pending nodes scheduled
+    kernels: int
+    ms: float
+    merged: int = 0   # duplicate nodes merged
+    folded: int = 0   # nodes folded to constants
+
+    def line(self) -> str:
+        return (f"[lazy] sync {self.id} ({self.cause}) at {self.where}: {self.nodes} nodes, "
+                f"{self.merged} merged, {self.folded} folded -> {self.kernels} kernels "
+                f"in {self.ms:.2f} ms")
+
+
+@dataclass
+class Counters:
+    syncs: int = 0
+    kernels: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    implicit_syncs: int = 0
+    auto_syncs: int = 0
+    fallbacks: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class Log:
+    maxlen: int = 10_000
+    _kernels: deque = field(default_factory=deque)
+    _syncs: deque = field(default_factory=deque)
+    counters: Counters = field(default_factory=Counters)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_sync: int = 1
+
+    def new_sync_id(self) -> int:
+        with self._lock:
+            self._next_sync += 1
+            return self._next_sync - 1
+
+    def add_kernel(self, rec: KernelRecord) -> None:
+        with self._lock:
+            self._kernels.append(rec)
+            while len(self._kernels) > self.maxlen:
+                self._kernels.popleft()
+            c = self.counters
+            c.kernels += 1
+            c.cache_hits += rec.cache == "hit"
+            c.cache_misses += rec.cache in ("miss", "disk")
+            c.fallbacks += rec.reason.startswith("fallback")
+        self._emit(rec.line())
+
+    def add_sync(self, rec: SyncRecord) -> None:
+        with self._lock:
+            self._syncs.append(rec)
+            while len(self._syncs) > self.maxlen:
+                self._syncs.popleft()
+            self.counters.syncs += 1
+            self.counters.implicit_syncs += rec.cause.startswith("implicit")
+            self.counters.auto_syncs += rec.cause.startswith("auto")
+        self._emit(rec.line())
+
+    def _emit(self, line: str) -> None:
+        logger.info(line)
+        if config.log_to_stderr:
+            print(line, file=sys.stderr)
+
+    # -- reading ---------------------------------------------------------
+    def __iter__(self) -> Iterator[KernelRecord]:
+        with self._lock:
+            return iter(list(self._kernels))
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def __getitem__(self, i):
+        with self._lock:
+            return list(self._kernels)[i]
+
+    @property
+    def syncs(self) -> list[SyncRecord]:
+        with self._lock:
+            return list(self._syncs)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kernels.clear()
+            self._syncs.clear()
+            self.counters = Counters()
+
+    def to_json(self) -> str:
+        with self._lock:
+            return json.dumps({
+                "kernels": [asdict(k) for k in self._kernels],
+                "syncs": [asdict(s) for s in self._syncs],
+                "counters": self.counters.as_dict(),
+            }, indent=1)
+
+    def table(self, last: int | None = None) -> str:
+        """A readable text table of kernel records (the last `last` ones)."""
+        rows = list(self)[-last:] if last else list(self)
+        head = ("sync", "cause", "where", "kernel", "backend", "reason", "cache",
+                "compile ms", "run ms", "MB", "ops")
+        body = [(str(r.sync_id), r.cause, r.where, r.kernel, f"{r.device}/{r.backend}",
+                 r.reason, r.cache, f"{r.compile_ms:.2f}", f"{r.run_ms:.2f}",
+                 f"{r.nbytes / 1e6:.1f}", _ops_summary(r.ops)) for r in rows]
+        widths = [max(len(x) for x in col) for col in zip(head, *body)]
+        lines = ["  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()
+                 for row in [head, tuple("-" * w for w in widths), *body]]
+        c = self.counters
+        lines.append(f"{c.syncs} syncs ({c.implicit_syncs} implicit, {c.auto_syncs} auto), "
+                     f"{c.kernels} kernels, cache {c.cache_hits} hits / {c.cache_misses} misses, "
+                     f"{c.fallbacks} fallbacks")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _ops_summary(ops: tuple[str, ...], limit: int = 6) -> str:
+    names = [o.split("@")[0] for o in ops]
+    text = " ".join(names[:limit])
+    return text + (f" +{len(names) - limit}" if len(names) > limit else "")
+
+
+log = Log()

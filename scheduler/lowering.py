@@ -1,0 +1,211 @@
+"""Turn a fused group into Kernel IR (structure) plus a Launch (numbers).
+
+Each inlined node is evaluated through a *path*: views that map a kernel
+index to the node's own element. Reading a source through its view
+extends the path; `compose` folds the two views into one when strides can
+say it, otherwise the view is chained (an unravel at run time). Then the
+domain is collapsed: size-1 axes dropped and neighbours merged where every
+operand's strides allow, so contiguous work becomes one flat loop whatever
+its shape, and a new shape reuses the compiled kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dtypes import DType
+from .fusion import Group
+from .graph import Buffer
+from .kernel_ir import Cast, Expr, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced, Scalar
+from .ops import REDUCTIONS
+from .view import View, compose, contiguous_strides
+
+Path = tuple[View, ...]
+
+
+@dataclass
+class Step:
+    """One kernel of a plan: IR and launch numbers, or an extern call."""
+    name: str
+    group: Group
+    outputs: list[Buffer]
+    inputs: list[Buffer | None] = field(default_factory=list)  # None: iota
+    kernel: Kernel | None = None
+    launch: Launch | None = None
+    ops: tuple[str, ...] = ()   # user ops covered, "name@file:line"
+
+
+def _op_names(group: Group) -> tuple[str, ...]:
+    nodes = [group.root] if group.kind == "extern" else group.members
+    return tuple(f"{b.node.arg[0] if b.node.op == 'reduce' else b.node.op}@{b.node.where}"
+                 for b in nodes)
+
+
+def extend(path: Path, view: View) -> Path:
+    merged = compose(path[-1], view)
+    return path[:-1] + (merged,) if merged is not None else path + (view,)
+
+
+class _Builder:
+    def __init__(self, group: Group):
+        self.group = group
+        self.inputs: list[tuple[Buffer, str, Path]] = []
+        self.input_index: dict[tuple, int] = {}
+        self.scalars: list[tuple[DType, object]] = []
+        self.scalar_index: dict[tuple, int] = {}
+        self.memo: dict[tuple, Expr] = {}
+        self.member_ids = {id(m) for m in group.members}
+
+    def _input(self, buf: Buffer, space: str, path: Path, dtype: DType) -> Load:
+        key = (id(buf), space, path)
+        if key not in self.input_index:
+            self.input_index[key] = len(self.inputs)
+            self.inputs.append((buf, space, path))
+        return Load(self.input_index[key], dtype)
+
+    def _scalar(self, value: object, dtype: DType) -> Scalar:
+        key = (type(value).__name__, value, dtype)
+        if key not in self.scalar_index:
+            self.scalar_index[key] = len(self.scalars)
+            self.scalars.append((dtype, value))
+        return Scalar(self.scalar_index[key], dtype)
+
+    def _leaf(self, buf: Buffer, path: Path, space: str) -> Expr | None:
+        g = self.group
+        if buf is g.reduce and space == "out":
+            return Reduced(buf.dtype)
+        if buf.pending and buf.node.op == "const":
+            return self._scalar(buf.node.arg, buf.dtype)
+        if buf.pending and id(buf) in self.member_ids and buf.node.op != "iota":
+            return None  # inlined: expand its node
+        return self._input(buf, space, path, buf.dtype)
+
+    def build(self, buf: Buffer, path: Path, space: str) -> Expr:
+        """Expression for `buf` at `path`, iteratively and with shared subtrees."""
+        stack = [(buf, path)]
+        while stack:
+            b, p = stack[-1]
+            key = (id(b), p, space)
+            if key in self.memo:
+                stack.pop()
+                continue
+            leaf = self._leaf(b, p, space)
+            if leaf is not None:
+                self.memo[key] = leaf
+                stack.pop()
+                continue
+            kids = [(sb, extend(p, sv)) for sb, sv in b.node.srcs]
+            missing = [k for k in kids if (id(k[0]), k[1], space) not in self.memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            args = tuple(self.memo[(id(sb), sp, space)] for sb, sp in kids)
+            node = b.node
+            self.memo[key] = Cast(args[0], node.dtype) if node.op == "cast" \
+                else Op(node.op, args, node.dtype)
+        return self.memo[(id(buf), path, space)]
+
+
+def _collapse(shape: list[int], n_out: int, full: list[list[int]], out: list[list[int]]):
+    """Drop size-1 axes and merge neighbours that every operand walks as one.
+
+    `full` holds stride lists over all axes, `out` over the first n_out.
+    Returns the new shape and n_out; stride lists are rewritten in place.
+    Each region (out axes, reduce axes) keeps at least one axis.
+    """
+    regions = [list(range(n_out)), list(range(n_out, len(shape)))]
+    new_regions = []
+    for r, axes in enumerate(regions):
+        kept = [a for a in axes if shape[a] != 1] or axes[:1]
+        merged: list[list[int]] = []
+        for a in kept:
+            if merged:
+                prev = merged[-1][-1]
+                ok = shape[a] != 0 and shape[prev] != 0 and all(
+                    s[prev] == s[a] * shape[a] for s in full) and (
+                    r == 1 or all(s[prev] == s[a] * shape[a] for s in out))
+                if ok:
+                    merged[-1].append(a)
+                    continue
+            merged.append([a])
+        new_regions.append(merged)
+    groups = new_regions[0] + new_regions[1]
+    new_shape = [_prod(shape[a] for a in g) for g in groups]
+    for s in full:
+        s[:] = [s[g[-1]] for g in groups]
+    for s in out:
+        s[:] = [s[g[-1]] for g in new_regions[0]]
+    return new_shape, len(new_regions[0])
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def _inner(strides: list[int]) -> int | None:
+    s = strides[-1] if strides else None
+    return s if s in (0, 1) else None
+
+
+def lower(group: Group, name_index: int) -> Step:
+    root = group.root
+    if group.kind == "extern":
+        return Step(f"matmul_{name_index}", group, [root],
+                    inputs=[b for b, _ in root.node.srcs], ops=_op_names(group))
+    b = _Builder(group)
+    if group.kind == "reduce":
+        red = group.reduce.node
+        op, axes = red.arg
+        src, src_view = red.srcs[0]
+        in_shape = src_view.shape
+        out_axes = [d for d in range(len(in_shape)) if d not in axes]
+        perm = out_axes + list(axes)
+        cs = contiguous_strides(in_shape)
+        domain = [in_shape[d] for d in perm]
+        n_out = len(out_axes)
+        first = View(tuple(domain), tuple(cs[d] for d in perm), 0)
+        prologue = b.build(src, extend((first,), src_view), "full")
+        r = REDUCTIONS[op]
+        reduce = Reduce(op, prologue, r.acc_dtype(src.dtype), red.dtype)
+    else:
+        domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
+    out_shape = tuple(domain[:n_out])
+    epilogue = b.build(root, (View.contiguous(out_shape),), "out" if reduce else "full")
+
+    if n_out == 0:  # kernels always have at least one out axis
+        domain, n_out = [1] + domain, 1
+        b.inputs = [(buf, sp, (View((1,) + p[0].shape, (0,) + p[0].strides, p[0].offset),) + p[1:]
+                     if sp == "full" else (View((1,), (0,), p[0].offset),) + p[1:])
+                    for buf, sp, p in b.inputs]
+        out_views = [View((1,), (1,), 0)]
+    else:
+        out_views = [View.contiguous(out_shape)]
+    full_strides = [list(p[0].strides) for _, sp, p in b.inputs if sp == "full"]
+    out_strides = [list(p[0].strides) for _, sp, p in b.inputs if sp == "out"]
+    out_strides += [list(v.strides) for v in out_views]
+    shape, n_out = _collapse(domain, n_out, full_strides, out_strides)
+    full_it, out_it = iter(full_strides), iter(out_strides)
+    inputs, launch_views, bufs = [], [], []
+    for buf, sp, p in b.inputs:
+        strides = next(full_it) if sp == "full" else next(out_it)
+        rank = len(shape) if sp == "full" else n_out
+        first = View(tuple(shape[:rank]), tuple(strides), p[0].offset)
+        iota = buf.pending and buf.node.op == "iota"
+        inputs.append(Input(buf.dtype, sp, tuple(v.ndim for v in p[1:]), _inner(strides), iota))
+        launch_views.append([first, *p[1:]])
+        bufs.append(None if iota else buf)
+    outputs, out_launch = [], []
+    for v in out_views:
+        strides = next(out_it)
+        outputs.append(Output(root.dtype, epilogue, _inner(strides)))
+        out_launch.append(View(tuple(shape[:n_out]), tuple(strides), v.offset))
+    kernel = Kernel(len(shape), len(shape) - n_out, tuple(inputs),
+                    tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
+    launch = Launch(tuple(shape), launch_views, out_launch, [v for _, v in b.scalars])
+    ops = _op_names(group)
+    label = "_".join(dict.fromkeys(o.split("@")[0] for o in ops))[:40]
+    return Step(f"{'r' if reduce else 'e'}{name_index}_{label}", group, [root],
+                bufs, kernel, launch, ops)

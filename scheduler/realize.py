@@ -1,0 +1,107 @@
+"""Sync: plan the pending graph into kernels and run them, logging each.
+
+`plan` is pure scheduling (passes, fusion, lowering) and backs both
+`realize` and `lazy.explain`. A failing kernel leaves every buffer it did
+not finish pending, with its graph intact, so nothing else is lost.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .backends import FallbackError, blas_name, choose, run_extern
+from .fusion import fuse
+from .graph import Buffer, host_view
+from .log import KernelRecord, SyncRecord, log
+from .lowering import Step, lower
+from .passes import fold_constants, gather, merge_duplicates
+
+
+class KernelError(RuntimeError):
+    """A kernel failed while running; names the user lines that built it."""
+
+
+@dataclass
+class Schedule:
+    steps: list[Step]
+    nodes: int
+    merged: int
+    folded: int
+    aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)
+
+
+def plan(targets: list[Buffer]) -> Schedule:
+    order = gather(targets)
+    kept, alias = merge_duplicates(order)
+    folded = fold_constants(kept)
+    requested = {id(alias.get(id(t), t)) for t in targets}
+    groups = fuse(kept, requested)
+    steps = [lower(g, i) for i, g in enumerate(groups)]
+    aliases = [(b, alias[id(b)]) for b in order if id(b) in alias]
+    return Schedule(steps, len(order), len(order) - len(kept), folded, aliases)
+
+
+def _nbytes(step: Step) -> int:
+    out = sum(b.size * b.dtype.itemsize for b in step.outputs)
+    if step.launch is None:
+        return out + sum(b.size * b.dtype.itemsize for b in step.inputs)
+    n = 1
+    for s in step.launch.shape:
+        n *= s
+    return out + sum(min(b.size, n) * b.dtype.itemsize for b in step.inputs if b is not None)
+
+
+def _run_step(step: Step, sync_id: int, cause: str, where: str) -> None:
+    root = step.group.root
+    device = root.device
+    if step.kernel is None:  # extern
+        node = root.node
+        args = [host_view(b.array, v) for b, v in node.srcs]
+        out = np.empty(node.shape, root.dtype.np)
+        run_ms = run_extern(node.op, args, out)
+        root.array, root.node = out.reshape(-1), None
+        log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, "blas",
+                                    f"extern {node.op}: NumPy's BLAS ({blas_name()})", "-",
+                                    0.0, run_ms, _nbytes(step)))
+        return
+    backend, reason = choose(step.kernel, device)
+    compiled, info = backend.compile(step.kernel)
+    outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
+    ins = [None if b is None else b.array for b in step.inputs]
+    t = time.perf_counter()
+    backend.run(compiled, step.kernel, step.launch, ins, outs)
+    run_ms = (time.perf_counter() - t) * 1e3
+    for b, arr in zip(step.outputs, outs):
+        b.array, b.node = arr, None
+    cache = info.cache + (f" ({info.new})" if info.new else "")
+    log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
+                                backend.name, reason, cache, info.ms, run_ms, _nbytes(step)))
+
+
+def realize(targets: list[Buffer], cause: str, where: str) -> SyncRecord:
+    """Compute every pending buffer in `targets` (and what they need)."""
+    t0 = time.perf_counter()
+    sched = plan(targets)
+    sync_id = log.new_sync_id()
+    done = 0
+    try:
+        for step in sched.steps:
+            try:
+                _run_step(step, sync_id, cause, where)
+            except FallbackError:
+                raise
+            except Exception as e:
+                built = ", ".join(sorted({op.split("@", 1)[1] for op in step.ops}))
+                raise KernelError(f"kernel {step.name} failed: {type(e).__name__}: {e} "
+                                  f"(ops built at {built})") from e
+            done += 1
+    finally:
+        for dup, first in sched.aliases:
+            if not first.pending and dup.pending:
+                dup.array, dup.node = first.array, None
+        rec = SyncRecord(sync_id, cause, where, sched.nodes, done,
+                         (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded)
+        log.add_sync(rec)
+    return rec
