@@ -29,7 +29,7 @@ class KernelRecord:
     device: str
     backend: str      # "llvm", "blas", "numpy", "cuda", ...
     reason: str       # why this backend
-    cache: str        # "hit", "miss", "disk" or "-" (nothing to compile)
+    cache: str        # "hit", "miss (what was new)", "disk" or "-" (nothing compiled)
     compile_ms: float
     run_ms: float
     nbytes: int       # bytes read and written
@@ -93,7 +93,7 @@ class Log:
             c = self.counters
             c.kernels += 1
             c.cache_hits += rec.cache == "hit"
-            c.cache_misses += rec.cache in ("miss", "disk")
+            c.cache_misses += rec.cache.startswith(("miss", "disk"))
             c.fallbacks += rec.reason.startswith("fallback")
         self._emit(rec.line())
 
