@@ -1,5 +1,11 @@
-"""The functional forms: `lazy.exp(x)`, `lazy.where(c, a, b)`, `lazy.sum(x, axis=0)`."""
+"""The functional forms: `lazy.exp(x)`, `lazy.where(c, a, b)`, `lazy.sum(x, axis=0)`.
+
+This module defines `sum`, `any`, `max`, ... as NumPy does, so it uses
+`builtins.` for Python's own.
+"""
 from __future__ import annotations
+
+import builtins
 
 import numpy as np
 
@@ -59,7 +65,7 @@ power = pow
 
 
 def where(condition: object, x: object, y: object) -> Tensor:
-    if not any(isinstance(v, Tensor) for v in (condition, x, y)):
+    if not builtins.any(isinstance(v, Tensor) for v in (condition, x, y)):
         condition = _t(condition)
     return elementwise.apply("where", condition, x, y)
 

@@ -29,7 +29,7 @@ class Schedule:
     nodes: int
     merged: int
     folded: int
-    aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)
+    aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)  # (requested dup, first)
 
 
 def plan(targets: list[Buffer]) -> Schedule:
@@ -39,7 +39,9 @@ def plan(targets: list[Buffer]) -> Schedule:
     requested = {id(alias.get(id(t), t)) for t in targets}
     groups = fuse(kept, requested)
     steps = [lower(g, i) for i, g in enumerate(groups)]
-    aliases = [(b, alias[id(b)]) for b in order if id(b) in alias]
+    # A duplicate someone asked for gets its own copy: two tensors computed
+    # separately must not share storage (writes through one would show in the other).
+    aliases = [(t, alias[id(t)]) for t in targets if id(t) in alias]
     return Schedule(steps, len(order), len(order) - len(kept), folded, aliases)
 
 
@@ -100,7 +102,7 @@ def realize(targets: list[Buffer], cause: str, where: str) -> SyncRecord:
     finally:
         for dup, first in sched.aliases:
             if not first.pending and dup.pending:
-                dup.array, dup.node = first.array, None
+                dup.array, dup.node = first.array.copy(), None
         rec = SyncRecord(sync_id, cause, where, sched.nodes, done,
                          (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded)
         log.add_sync(rec)

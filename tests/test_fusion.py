@@ -1,0 +1,202 @@
+"""Fusion rules, tested by counting kernels in the log (docs/fusion.md)."""
+import numpy as np
+import pytest
+
+import lazy
+
+
+@pytest.fixture(autouse=True)
+def strict(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "error")
+    lazy.sync()
+    lazy.log.clear()
+
+
+def kernels_of_last_sync():
+    last = lazy.log.syncs[-1].id
+    return [k for k in lazy.log if k.sync_id == last]
+
+
+def test_seed_expression_is_one_llvm_kernel():
+    lazy.manual_seed(0)
+    X = lazy.randn(1000, 2)
+    y = X[:, 0] ** 2 + X[:, 1] ** 3
+    lazy.sync()
+    (k,) = kernels_of_last_sync()
+    assert k.backend == "llvm"
+    assert [op.split("@")[0] for op in k.ops] == ["mul", "mul", "mul", "add"]
+    x = X.numpy()
+    np.testing.assert_allclose(y.numpy(), x[:, 0] ** 2 + x[:, 1] ** 3, rtol=1e-5, atol=1e-6)
+
+
+def test_elementwise_chain_fuses_through_views():
+    a = lazy.arange(24, dtype=lazy.float32).reshape(4, 6)
+    b = (a * 2 + 1).T[1:, ::-2]          # view of a pending elementwise result
+    c = lazy.exp(b - 3).reshape(-1)[::3]  # more views, more elementwise
+    lazy.sync(c)
+    assert len(kernels_of_last_sync()) == 1
+    an = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ref = np.exp((an * 2 + 1).T[1:, ::-2] - 3).reshape(-1)[::3]
+    np.testing.assert_allclose(c.numpy(), ref, rtol=1e-6)
+
+
+def test_non_strided_view_of_computed_result_still_fuses():
+    # reshape of a transposed computed result cannot be one strided view;
+    # it is chained (unravel at run time) instead of breaking the kernel.
+    a = lazy.arange(12, dtype=lazy.float64).reshape(3, 4)
+    b = (a + 1).T.reshape(2, 6) * 10
+    lazy.sync(b)
+    assert len(kernels_of_last_sync()) == 1
+    an = np.arange(12, dtype=np.float64).reshape(3, 4)
+    np.testing.assert_array_equal(b.numpy(), ((an + 1).T.reshape(2, 6)) * 10)
+
+
+def test_elementwise_producers_fuse_into_reduction():
+    x = lazy.rand(64, 32)
+    s = (lazy.sqrt(x) * 3 + x * x).sum(axis=1)
+    lazy.sync(s)
+    (k,) = kernels_of_last_sync()
+    assert k.kernel.startswith("r")
+    xn = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(s.numpy(), (np.sqrt(xn) * 3 + xn * xn).sum(1), rtol=1e-5)
+
+
+def test_elementwise_consumer_of_reduction_fuses_as_epilogue():
+    x = lazy.rand(50, 40)
+    m = x.mean(axis=0)                  # sum, then divide: one kernel
+    z = lazy.sqrt(x.sum(axis=1) * 2) + 1
+    lazy.sync(m, z)
+    assert len(kernels_of_last_sync()) == 2
+    xn = x.numpy()
+    np.testing.assert_allclose(m.numpy(), xn.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(z.numpy(), np.sqrt(xn.sum(1) * 2) + 1, rtol=1e-5)
+
+
+def test_reduction_read_through_broadcast_breaks_the_kernel():
+    x = lazy.rand(8, 16)
+    y = x - x.max(axis=1, keepdims=True)   # softmax-style: needs the whole max first
+    lazy.sync(y)
+    ks = kernels_of_last_sync()
+    assert len(ks) == 2
+    plan_reason = "reduction read through a view"
+    assert any(plan_reason in k.fusion for k in lazy.explain(x - x.max(1, keepdims=True)).kernels)
+    xn = x.numpy()
+    np.testing.assert_allclose(y.numpy(), xn - xn.max(1, keepdims=True))
+
+
+def test_reduction_of_reduction_is_two_kernels():
+    x = lazy.rand(6, 7, 8)
+    y = x.sum(axis=2).max(axis=1)
+    lazy.sync(y)
+    assert len(kernels_of_last_sync()) == 2
+    np.testing.assert_allclose(y.numpy(), x.numpy().sum(2).max(1), rtol=1e-5)
+
+
+def test_value_read_by_two_kernels_is_materialized_once():
+    x = lazy.rand(100)
+    t = lazy.exp(x) + 1
+    a, b = t.sum(), t.max()   # two reductions: t is written once, read twice
+    lazy.sync(a, b)
+    assert len(kernels_of_last_sync()) == 3
+    reasons = [k.fusion for k in lazy.explain(*(lambda t: (t.sum(), t.max()))(lazy.exp(x) + 1)).kernels]
+    assert "read by 2 kernels" in reasons
+
+
+def test_shared_subexpression_inside_one_kernel_is_not_split():
+    x = lazy.randn(1000)
+    t = x * 3 - 1
+    y = lazy.where(t > 0, t, -t)
+    lazy.sync(y)
+    assert len(kernels_of_last_sync()) == 1
+    tn = x.numpy() * 3 - 1
+    np.testing.assert_allclose(y.numpy(), np.abs(tn), rtol=1e-6)
+
+
+def test_live_intermediate_is_its_own_kernel():
+    x = lazy.rand(10)
+    a = x + 1        # the user still holds a: sync() must realize it
+    b = a * 2
+    lazy.sync()
+    assert len(kernels_of_last_sync()) == 2
+    np.testing.assert_allclose(b.numpy(), (x.numpy() + 1) * 2, rtol=1e-6)
+    np.testing.assert_allclose(a.numpy(), x.numpy() + 1, rtol=1e-6)
+
+
+def test_matmul_is_an_extern_blas_kernel_between_fused_kernels():
+    a, b = lazy.rand(16, 8), lazy.rand(8, 4)
+    c = ((a * 2) @ (b + 1)).sum(axis=0)
+    lazy.sync(c)
+    backends = [k.backend for k in kernels_of_last_sync()]
+    assert backends == ["llvm", "llvm", "blas", "llvm"]
+    np.testing.assert_allclose(c.numpy(), ((a.numpy() * 2) @ (b.numpy() + 1)).sum(0), rtol=1e-5)
+
+
+def test_kernel_op_cap_cuts_long_chains_into_cached_kernels():
+    lazy.config.max_kernel_ops = 16
+    try:
+        x = lazy.arange(10)
+        y = x
+        for _ in range(64):
+            y = y + 1
+        lazy.sync(y)
+    finally:
+        lazy.config.max_kernel_ops = None
+    ks = kernels_of_last_sync()
+    assert len(ks) == 4
+    assert sum(k.cache == "hit" for k in ks) >= 2  # same structure: compiled once
+    np.testing.assert_array_equal(y.numpy(), np.arange(10) + 64)
+
+
+def test_duplicate_nodes_are_merged():
+    x = lazy.rand(10)
+    a = lazy.exp(x) * 2
+    b = lazy.exp(x) * 2
+    c = a + b
+    lazy.sync(c)
+    assert lazy.log.syncs[-1].merged == 3  # exp, the constant 2, and mul
+    assert len(kernels_of_last_sync()) == 1
+    np.testing.assert_allclose(c.numpy(), 4 * np.exp(x.numpy()), rtol=1e-6)
+
+
+def test_merged_duplicates_that_are_both_live_do_not_share_memory():
+    x = lazy.rand(10)
+    a, b = x + 1, x + 1
+    lazy.sync(a, b)
+    assert not lazy.shares_memory(a, b)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_constants_are_folded():
+    c = (lazy.full((5,), 2.0) * 3 + 1) / 2   # all constant: folds to 3.5
+    x = lazy.rand(5)
+    y = x + c
+    lazy.sync(y)
+    assert lazy.log.syncs[-1].folded == 3
+    np.testing.assert_allclose(y.numpy(), x.numpy() + 3.5, rtol=1e-6)
+
+
+def test_constant_target_becomes_a_fill_kernel():
+    z = lazy.zeros(3, 4) + 7
+    lazy.sync(z)
+    assert len(kernels_of_last_sync()) == 1
+    np.testing.assert_array_equal(z.numpy(), np.full((3, 4), 7, np.float32))
+    assert z.stride() == (4, 1)
+
+
+def test_new_shape_with_same_structure_does_not_recompile():
+    def f(n):
+        x = lazy.asarray(np.linspace(0, 1, n * 3, dtype=np.float32).reshape(n, 3))
+        return (x[:, 0] * 2 + lazy.sin(x[:, 2])).sum()
+    lazy.sync(f(100))
+    lazy.sync(f(12345))
+    caches = [k.cache for k in lazy.log]
+    assert caches[-1] == "hit", caches
+
+
+def test_new_dtype_recompiles_and_says_why():
+    lazy.sync(lazy.rand(7, dtype=lazy.float64) * 3 + 0.5)
+    lazy.sync(lazy.rand(7, dtype=lazy.float32) * 3 + 0.5)
+    last = list(lazy.log)[-1]
+    assert last.cache.startswith("miss") or last.cache == "hit"
+    if last.cache.startswith("miss"):
+        assert "new" in last.cache
