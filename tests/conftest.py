@@ -1,0 +1,116 @@
+"""Shared helpers for the differential tests of the user-facing API.
+
+Imported by the test modules as `from conftest import ...` (pytest puts
+tests/ on sys.path). The `strict_fallback` fixture is opt-in per module
+(`pytestmark = pytest.mark.usefixtures("strict_fallback")`) so it never
+changes other modules' tests.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazy
+
+FLOAT_TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
+DTYPE_NAMES = ["bool", "int32", "int64", "float32", "float64"]
+
+
+@pytest.fixture
+def strict_fallback(monkeypatch):
+    """A silent NumPy fallback is an error (LAZY_FALLBACK=error)."""
+    monkeypatch.setenv("LAZY_FALLBACK", "error")
+
+
+def np_strides(a: np.ndarray) -> tuple[int, ...]:
+    """NumPy's byte strides in elements."""
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def np_offset(view: np.ndarray, base: np.ndarray) -> int:
+    """Element offset of `view`'s first element from `base`'s first element."""
+    return (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
+        // view.itemsize
+
+
+def assert_strides(t: lazy.Tensor, expected: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """Compare strides in elements on axes of size > 1 (others are arbitrary)."""
+    got = t.stride()
+    assert len(got) == len(expected) == len(shape), (got, expected, shape)
+    for d, n in enumerate(shape):
+        if n > 1:
+            assert got[d] == expected[d], f"stride of axis {d}: got {got}, expected {expected} " \
+                                          f"(shape {shape})"
+
+
+def assert_layout_like(t: lazy.Tensor, a: np.ndarray, base: np.ndarray | None = None) -> None:
+    """Shape, strides (size>1 axes) and, given the base array, storage offset match NumPy."""
+    assert t.shape == a.shape, (t.shape, a.shape)
+    assert isinstance(t.shape, tuple)
+    if a.size > 0:
+        assert_strides(t, np_strides(a), a.shape)
+        if base is not None:
+            assert t.storage_offset() == np_offset(a, base), (t.storage_offset(),
+                                                              np_offset(a, base))
+
+
+def assert_close(t: lazy.Tensor, expected, dtype: str | None = None, rtol: float | None = None,
+                 atol: float | None = None) -> np.ndarray:
+    """Values, shape and dtype of `t` against a NumPy result (exact for bool/int)."""
+    expected = np.asarray(expected)
+    want = dtype or expected.dtype.name
+    assert t.dtype.name == want, f"dtype: got {t.dtype.name}, expected {want}"
+    got = t.numpy()
+    assert got.dtype.name == t.dtype.name
+    assert t.shape == expected.shape, f"shape: got {t.shape}, expected {expected.shape}"
+    assert got.shape == expected.shape
+    if t.dtype.is_float:
+        tol = dict(FLOAT_TOL[t.dtype.name])
+        if rtol is not None:
+            tol["rtol"] = rtol
+        if atol is not None:
+            tol["atol"] = atol
+        np.testing.assert_allclose(got, expected.astype(got.dtype), equal_nan=True, **tol)
+    else:
+        np.testing.assert_array_equal(got, expected.astype(got.dtype))
+    return got
+
+
+def sample(shape, dtype: str, rng: np.random.Generator, low: int = -5, high: int = 6,
+           positive: bool = False) -> np.ndarray:
+    """Deterministic test data of `dtype`; quarter-integers for floats."""
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("int"):
+        lo = 1 if positive else low
+        return rng.integers(lo, high, shape).astype(dtype)
+    x = rng.integers(4 * (1 if positive else low), 4 * high, shape) / 4.0
+    if positive:
+        x = np.where(x == 0, 0.25, x)
+    return x.astype(dtype)
+
+
+def lazy_dtype_name(op: str, *operands) -> str:
+    """The dtype lazyrt documents for `op` on these operands (scheduler/ops.py, dtypes.py).
+
+    NumPy 2 promotion (Python scalars weak), except: floating ops on bool give
+    float32 (NumPy: float16, which lazyrt lacks) and bool // % ** give int64
+    (NumPy: int8).
+    """
+    args = [o.dtype if isinstance(o, np.ndarray) else o for o in operands]
+    promoted = np.result_type(*args)
+    if op in ("truediv", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid"):
+        if promoted == np.bool_:
+            return "float32"
+        if promoted.kind in "iu":
+            return "float64"
+        return promoted.name
+    if op in ("floordiv", "mod", "pow") and promoted == np.bool_:
+        return "int64"
+    if op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        return "bool"
+    return promoted.name
+
+
+def backends_used() -> list[str]:
+    return [r.backend for r in lazy.log]
