@@ -33,7 +33,7 @@ class Config:
     @property
     def max_kernel_ops(self) -> int:
         """Ops one fused kernel may hold; longer chains are cut (LAZY_MAX_KERNEL_OPS)."""
-        return self._max_kernel_ops or _env_int("LAZY_MAX_KERNEL_OPS", 256)
+        return self._max_kernel_ops or _env_int("LAZY_MAX_KERNEL_OPS", 128)
 
     @max_kernel_ops.setter
     def max_kernel_ops(self, n: int | None) -> None:

@@ -135,7 +135,27 @@ class Kernel:
 
     def digest(self) -> str:
         """Stable structural hash (names the compiled function, keys disk caches)."""
-        return hashlib.sha1(repr(self).encode()).hexdigest()[:16]
+        return hashlib.sha1(self.describe().encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """The structure as text, one expression node a line, in post-order.
+
+        Iterative, so deep trees cost no recursion (repr() of a nested
+        dataclass would).
+        """
+        roots = [o.expr for o in self.outputs] + ([self.reduce.expr] if self.reduce else [])
+        order = postorder(roots)
+        index = {id(e): n for n, e in enumerate(order)}
+        lines = [f"{self.ndim} {self.n_reduce} {self.inputs!r} {self.scalars!r}"]
+        for e in order:
+            kids = [index[id(c)] for c in children(e)]
+            tag = e.name if isinstance(e, Op) else getattr(e, "input", getattr(e, "slot", ""))
+            lines.append(f"{type(e).__name__} {tag} {e.dtype.name} {kids}")
+        if self.reduce:
+            r = self.reduce
+            lines.append(f"reduce {r.op} {r.acc.name} {r.dtype.name} {index[id(r.expr)]}")
+        lines += [f"out {o.dtype.name} {o.inner} {index[id(o.expr)]}" for o in self.outputs]
+        return "\n".join(lines)
 
 
 # -- runtime arguments -----------------------------------------------------------

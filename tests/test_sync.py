@@ -1,0 +1,183 @@
+"""Deferred execution: nothing runs before a sync; what each sync does."""
+import warnings
+
+import numpy as np
+import pytest
+
+import lazy
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "error")
+    lazy.sync()
+    lazy.log.clear()
+
+
+def test_nothing_runs_before_sync():
+    x = lazy.rand(100)
+    y = lazy.exp(x) * 2 + x.sum()
+    z = y.reshape(10, 10).T[2:, ::-1].max(axis=0)
+    assert len(lazy.log) == 0 and lazy.log.syncs == []
+    assert y._buf.pending and z._buf.pending
+    lazy.sync()
+    assert len(lazy.log) > 0
+    assert not y._buf.pending and not z._buf.pending
+    assert [s.cause for s in lazy.log.syncs] == ["sync()"]
+
+
+def test_sync_without_arguments_realizes_every_live_tensor_in_one_schedule():
+    x = lazy.rand(10)
+    a, b, c = x + 1, x * 2, lazy.sqrt(x)
+    lazy.sync()
+    assert len(lazy.log.syncs) == 1
+    assert not any(t._buf.pending for t in (a, b, c))
+
+
+def test_dropped_tensors_are_not_computed():
+    x = lazy.rand(10)
+    keep = x + 1
+    _ = lazy.exp(x)  # rebound below: the exp result dies
+    _ = None
+    lazy.sync()
+    ops = [op.split("@")[0] for k in lazy.log for op in k.ops]
+    assert "exp" not in ops and not keep._buf.pending
+
+
+def test_sync_of_given_tensors_leaves_others_pending():
+    x = lazy.rand(10)
+    a, b = x + 1, x + 2
+    lazy.sync(a)
+    assert not a._buf.pending and b._buf.pending
+    b.sync()
+    assert not b._buf.pending
+    np.testing.assert_allclose(b.numpy(), x.numpy() + 2)
+
+
+@pytest.mark.parametrize("read, cause", [
+    (lambda t: t.numpy(), "implicit: numpy()"),
+    (lambda t: t.tolist(), "implicit: tolist()"),
+    (lambda t: np.asarray(t), "implicit: __array__"),
+    (lambda t: repr(t), "implicit: repr"),
+    (lambda t: str(t), "implicit: repr"),
+    (lambda t: t[0].item(), "implicit: item()"),
+    (lambda t: bool(t[0]), "implicit: __bool__"),
+    (lambda t: float(t[0]), "implicit: __float__"),
+    (lambda t: int(t[0]), "implicit: __int__"),
+    (lambda t: [1, 2, 3][t[0].astype(lazy.int64) % 2], "implicit: __index__"),
+])
+def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
+    t = lazy.arange(4) * 1.5
+    read(t)
+    (s,) = lazy.log.syncs
+    assert s.cause == cause
+    assert s.where.startswith("test_sync.py:")
+    assert lazy.log.counters.implicit_syncs == 1
+
+
+def test_implicit_sync_warn_and_error(monkeypatch):
+    t = lazy.arange(3) + 1
+    monkeypatch.setenv("LAZY_IMPLICIT_SYNC", "warn")
+    with pytest.warns(UserWarning, match=r"implicit sync: numpy\(\) at test_sync.py:\d+"):
+        t.numpy()
+    u = lazy.arange(3) + 2
+    monkeypatch.setenv("LAZY_IMPLICIT_SYNC", "error")
+    with pytest.raises(lazy.ImplicitSyncError, match="tolist"):
+        u.tolist()
+    assert u._buf.pending  # nothing was lost
+    u.sync()  # an explicit sync is always allowed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert u.tolist() == [2, 3, 4]
+
+
+def test_pending_graph_cap_syncs_automatically():
+    lazy.config.max_pending_nodes = 50
+    try:
+        x = lazy.rand(5)
+        y = x
+        for _ in range(120):
+            y = y * 1.0001
+    finally:
+        lazy.config.max_pending_nodes = None
+    causes = [s.cause for s in lazy.log.syncs]
+    assert len(causes) >= 2 and all(c.startswith("auto: ") for c in causes)
+    assert lazy.log.counters.auto_syncs == len(causes)
+    np.testing.assert_allclose(y.numpy(), x.numpy() * 1.0001 ** 120, rtol=1e-4)
+
+
+def test_chain_of_100k_pending_ops_syncs_without_recursion_error():
+    lazy.config.max_pending_nodes = 1_000_000
+    try:
+        x = lazy.arange(8)
+        y = x
+        for _ in range(100_000):
+            y = y + 1
+        lazy.sync(y)
+    finally:
+        lazy.config.max_pending_nodes = None
+    assert lazy.log.syncs[-1].nodes == 100_000 + 2 * 0 + lazy.log.syncs[-1].nodes - 100_000
+    np.testing.assert_array_equal(y.numpy(), np.arange(8) + 100_000)
+
+
+def test_error_at_build_time_loses_no_pending_tensor():
+    x = lazy.arange(6).reshape(2, 3)
+    good = x * 2 + 1
+    with pytest.raises(ValueError, match=r"\(2, 3\) \(4,\)"):
+        _ = good + lazy.arange(4)
+    with pytest.raises(IndexError, match="out of bounds"):
+        _ = good[5]
+    np.testing.assert_array_equal(good.numpy(), np.arange(6).reshape(2, 3) * 2 + 1)
+
+
+def test_failing_kernel_keeps_other_pending_tensors_valid(monkeypatch):
+    import scheduler.realize as realize_mod
+    x = lazy.arange(5)
+    first = x + 1
+    second = x * 3
+    calls = []
+    real = realize_mod._run_step
+
+    def flaky(step, *args):
+        calls.append(step.name)
+        if len(calls) == 2:
+            raise OSError("simulated device failure")
+        return real(step, *args)
+
+    monkeypatch.setattr(realize_mod, "_run_step", flaky)
+    with pytest.raises(lazy.KernelError, match=r"test_sync.py:\d+"):
+        lazy.sync(first, second)
+    monkeypatch.setattr(realize_mod, "_run_step", real)
+    lazy.sync()
+    np.testing.assert_array_equal(first.numpy(), np.arange(5) + 1)
+    np.testing.assert_array_equal(second.numpy(), np.arange(5) * 3)
+
+
+def test_explain_runs_nothing_and_shows_llvm_ir():
+    x = lazy.rand(1000, 2)
+    y = x[:, 0] ** 2 + x[:, 1] ** 3
+    plan = lazy.explain(y)
+    assert len(lazy.log) == 0 and y._buf.pending
+    (k,) = plan.kernels
+    assert k.backend == "llvm" and k.reason and k.ops
+    assert "define" in k.source and "fmul" in k.source
+    text = str(plan)
+    assert k.name in text and "llvm" in text
+
+
+def test_numpy_shares_memory_with_storage_after_sync():
+    base = lazy.arange(24, dtype=lazy.float32).reshape(4, 6) + 0
+    v = base.T[::2, 1:]
+    lazy.sync()
+    b, w = base.numpy(), v.numpy()
+    assert np.shares_memory(b, w)
+    assert w.strides == tuple(s * 4 for s in v.stride())
+    np.testing.assert_array_equal(w, b.T[::2, 1:])
+
+
+def test_asarray_shares_numpy_memory():
+    a = np.arange(20.0).reshape(4, 5)[::-1, ::2]
+    t = lazy.asarray(a)
+    assert np.shares_memory(t.numpy(), a)
+    assert t.stride() == (-5, 2)
+    np.testing.assert_array_equal(t.numpy(), a)
