@@ -216,6 +216,8 @@ def getitem(t: Tensor, key) -> Tensor:
     """Basic indexing (ints, slices, None, ...): always a view."""
     key = key if isinstance(key, tuple) else (key,)
     for k in key:
+        if isinstance(k, (Tensor, np.ndarray)) and k.ndim == 0 and k.dtype.kind == "i":
+            continue  # a 0-d integer array is an int index (syncs through __index__)
         if isinstance(k, (Tensor, np.ndarray, list, bool, np.bool_)):
             raise IndexError(f"advanced (integer-array or boolean) indexing is not supported "
                              f"yet; got an index of type {type(k).__name__}")
