@@ -109,6 +109,8 @@ def machine_info() -> list[str]:
         f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         f"machine:  {cpu_model()}, {os.cpu_count()} logical cores ({affinity} usable), "
         f"{platform.system()} {platform.release()}",
+        f"load:     {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15-min load average; "
+        "other processes on the machine skew the numbers)",
         f"python:   {platform.python_version()}",
         f"versions: lazyrt {lazy.__version__}, numpy {np.__version__}, llvmlite {llvmlite.__version__}, "
         f"numexpr {ne.__version__ if ne else 'not installed'}, "
