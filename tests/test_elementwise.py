@@ -410,7 +410,7 @@ def test_nothing_runs_before_sync():
     assert len(lazy.log) == 0
     assert len(lazy.log.syncs) == 0
     assert y._buf.pending and z._buf.pending and x._buf.pending
-    lazy.sync()
+    lazy.sync(y, z)
     assert not y._buf.pending and not z._buf.pending
     assert len(lazy.log) >= 1
     assert len(lazy.log.syncs) == 1

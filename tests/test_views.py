@@ -251,7 +251,7 @@ def test_numpy_shares_memory_with_base_after_sync():
     x = lazy.arange(24, dtype=lazy.float64).reshape(4, 6) + 0.5
     v = x[1::2, ::-2]
     w = x.T[2]
-    lazy.sync()
+    lazy.sync(v, w)
     base = x.numpy()
     for t, ref in ((v, base[1::2, ::-2]), (w, base.T[2])):
         got = t.numpy()

@@ -1,0 +1,182 @@
+"""Reductions over one axis, several axes or all, against NumPy: values, dtypes, shapes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazy
+from conftest import DTYPE_NAMES, assert_close, backends_used, sample
+
+pytestmark = pytest.mark.usefixtures("strict_fallback")
+
+RNG = np.random.default_rng(99)
+OPS = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all"]
+AXES_3D = [None, 0, 1, 2, -1, (0, 2), (1,), (0, 1, 2), (2, 0), (), (-1, -3)]
+
+
+def np_reduce(op, a, axis, keepdims):
+    """NumPy's result, with lazyrt's documented dtype for bool mean (float32)."""
+    if op in ("argmax", "argmin"):
+        out = getattr(np, op)(a, axis=axis, keepdims=keepdims)
+        return np.asarray(out).astype(np.int64)
+    if op == "mean":
+        if a.dtype == np.bool_:
+            a = a.astype(np.float32)
+        with np.errstate(all="ignore"):
+            return np.asarray(np.mean(a, axis=axis, keepdims=keepdims))
+    return np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims))
+
+
+def _data(dt, shape):
+    a = sample(shape, dt, RNG, low=-3, high=4)
+    return a
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dt", DTYPE_NAMES)
+@pytest.mark.parametrize("axis", AXES_3D, ids=str)
+def test_reduction_axes_dtypes(op, dt, axis):
+    a = _data(dt, (3, 4, 5))
+    t = lazy.asarray(a)
+    if op in ("argmax", "argmin") and isinstance(axis, tuple):
+        with pytest.raises(TypeError):
+            getattr(t, op)(axis=axis)
+        return
+    for keep in (False, True):
+        expected = np_reduce(op, a, axis, keep)
+        tol = dict(rtol=1e-4) if op == "prod" else {}
+        assert_close(getattr(t, op)(axis, keep), expected, **tol)
+        assert_close(getattr(t, op)(axis=axis, keepdims=keep), expected, **tol)
+        assert_close(getattr(t, op)(dim=axis, keepdim=keep), expected, **tol)
+        assert_close(getattr(lazy, op)(t, axis=axis, keepdims=keep), expected, **tol)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("shape, axis", [((7,), 0), ((7,), None), ((), None), ((), 0),
+                                         ((1, 1), None), ((2, 1, 3), 1), ((65, 33), 0),
+                                         ((65, 33), 1), ((1000,), None), ((4, 300), (0, 1))])
+def test_reduction_shapes(op, shape, axis):
+    a = _data("float32", shape)
+    if op in ("argmax", "argmin") and isinstance(axis, tuple):
+        return
+    # NumPy has no axis 0 on a 0-d array; lazyrt accepts dim 0 there as PyTorch does
+    expected = np_reduce(op, a, None if shape == () else axis, False)
+    tol = dict(rtol=1e-4, atol=1e-4) if op in ("prod", "sum", "mean") else {}
+    assert_close(getattr(lazy.asarray(a), op)(axis), expected, **tol)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "any", "all", "mean"])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 3), 0), ((0, 3), 1), ((3, 0), None),
+                                         ((2, 0, 3), (0, 1))])
+def test_empty_reductions_with_identity(op, shape, axis):
+    a = np.zeros(shape, np.float32)
+    expected = np_reduce(op, a, axis, False)
+    assert_close(getattr(lazy.asarray(a), op)(axis), expected)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+def test_empty_reductions_without_identity_raise(op):
+    t = lazy.zeros(0, 3)
+    with pytest.raises(ValueError, match="identity"):
+        getattr(t, op)(0)
+    with pytest.raises(ValueError, match="identity"):
+        getattr(t, op)()
+    # reducing the non-empty axis of an empty tensor is fine (as NumPy)
+    assert_close(getattr(t, op)(1), np_reduce(op, np.zeros((0, 3), np.float32), 1, False))
+
+
+@pytest.mark.parametrize("dt", ["int32", "int64", "float32", "float64"])
+def test_argmax_ties_and_first_occurrence(dt):
+    a = np.array([[1, 3, 3, 0], [2, 2, 2, 2], [0, -1, 5, 5]], dt)
+    t = lazy.asarray(a)
+    for axis in (None, 0, 1):
+        assert_close(t.argmax(axis), np.asarray(np.argmax(a, axis)).astype(np.int64))
+        assert_close(t.argmin(axis), np.asarray(np.argmin(a, axis)).astype(np.int64))
+
+
+def test_argmax_none_is_flat_index_keepdims():
+    a = _data("float64", (3, 4, 5))
+    t = lazy.asarray(a)
+    assert_close(t.argmax(), np.int64(np.argmax(a)))
+    assert_close(t.argmin(keepdims=True), np.argmin(a, keepdims=True).astype(np.int64))
+    v = t.permute(2, 0, 1)[::-1]
+    assert_close(v.argmax(), np.int64(np.argmax(a.transpose(2, 0, 1)[::-1])))
+
+
+def test_nan_handling_like_numpy():
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -1.0]], np.float32)
+    t = lazy.asarray(a)
+    for op in ("max", "min", "sum", "mean", "prod", "argmax", "argmin", "any", "all"):
+        for axis in (None, 0, 1):
+            assert_close(getattr(t, op)(axis), np_reduce(op, a, axis, False))
+    inf = np.array([np.inf, -np.inf, 1.0], np.float64)
+    assert_close(lazy.asarray(inf).sum(), np.sum(inf))
+    assert_close(lazy.asarray(inf).max(), np.max(inf))
+
+
+def test_integer_sum_overflow_and_accumulator():
+    a = np.full(10, 2**31 - 1, np.int32)
+    assert_close(lazy.asarray(a).sum(), np.sum(a))  # int64 accumulation, as NumPy
+    b = np.full(4, 2**62, np.int64)
+    assert_close(lazy.asarray(b).sum(), np.sum(b))  # wraps as NumPy does
+    assert_close(lazy.asarray(np.arange(1, 21, dtype=np.int64)).prod(),
+                 np.prod(np.arange(1, 21, dtype=np.int64)))
+
+
+def test_float32_sum_accuracy():
+    a = RNG.random(100_000).astype(np.float32)
+    got = lazy.asarray(a).sum().item()
+    exact = np.sum(a.astype(np.float64))
+    assert abs(got - exact) <= abs(np.sum(a) - exact) + 1e-6 * exact
+    assert lazy.asarray(a).sum().dtype == lazy.float32
+
+
+@pytest.mark.parametrize("view, npview", [
+    (lambda x: x.T, lambda a: a.T),
+    (lambda x: x[::-1, 1::2], lambda a: a[::-1, 1::2]),
+    (lambda x: x[:, :1].expand(6, 5), lambda a: np.broadcast_to(a[:, :1], (6, 5))),
+    (lambda x: x.reshape(3, 2, 5).permute(2, 0, 1), lambda a: a.reshape(3, 2, 5).transpose(2, 0, 1)),
+    (lambda x: x.diagonal()[None], lambda a: a.diagonal()[None]),
+], ids=["T", "slices", "expand", "permute", "diagonal"])
+@pytest.mark.parametrize("op", OPS)
+def test_reduction_of_views(view, npview, op):
+    a = np.arange(30, dtype=np.float64).reshape(6, 5) - 13.5
+    t, ref = view(lazy.asarray(a)), npview(a)
+    for axis in (None, 0, -1):
+        assert_close(getattr(t, op)(axis), np_reduce(op, ref, axis, False))
+        assert_close(getattr(t * 1, op)(axis), np_reduce(op, ref, axis, False))
+
+
+def test_reduction_of_pending_and_fused_producers():
+    x = lazy.arange(24, dtype=lazy.float32).reshape(2, 3, 4)
+    lazy.log.clear()
+    y = ((x - 5.0) ** 2).sum(axis=(0, 2)) / 3.0 + x.max()
+    z = (x > 10).any(1)
+    w = x.mean()
+    assert len(lazy.log) == 0
+    lazy.sync(y, z, w)
+    assert set(backends_used()) == {"llvm"}
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert_close(y, ((a - 5) ** 2).sum(axis=(0, 2)) / np.float32(3) + a.max())
+    assert_close(z, (a > 10).any(1))
+    assert_close(w, a.mean())
+
+
+def test_reductions_accept_tuples_lists_and_dim_names():
+    a = _data("int32", (2, 3, 4))
+    t = lazy.asarray(a)
+    assert_close(t.sum([0, 2]), a.sum((0, 2)))
+    assert_close(t.sum(dim=(1, 2), keepdim=True), a.sum((1, 2), keepdims=True))
+    assert_close(lazy.sum(a, 1), a.sum(1))  # NumPy input to the function
+    assert_close(lazy.mean(t, dim=-1), a.mean(-1))
+    with pytest.raises(TypeError):
+        t.sum(axis=0, dim=0)
+
+
+def test_scalar_results_and_item():
+    t = lazy.asarray(np.array([[1, 2], [3, 4]], np.int64))
+    s = t.sum()
+    assert s.shape == () and s.item() == 10 and int(s) == 10
+    assert t.max().item() == 4 and t.argmax().item() == 3
+    assert bool(t.any()) and bool((t > 0).all()) and not bool((t > 3).all())
+    assert float(t.mean()) == 2.5
