@@ -1,0 +1,513 @@
+"""Differential tests: CPUBackend against the NumPy reference interpreter.
+
+Kernels are built by hand and by hypothesis (random shapes, strides incl.
+negative and 0, offsets, view chains, every dtype and op, reductions with
+epilogues and out-space loads, iota inputs, scalars). `scheduler.interpret`
+defines the semantics; ints and bools must match bitwise, floats exactly
+except where an op or a reordered sum allows rounding differences.
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cpu_backend import CPUBackend
+from cpu_backend.jit import JIT
+from scheduler import interpret
+from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64, result_type
+from scheduler.kernel_ir import (Cast, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced,
+                                 Scalar, postorder)
+from scheduler.ops import ELEMENTWISE, REDUCTIONS
+from scheduler.view import View
+
+BE = CPUBackend()
+TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"}
+EXACT_OPS = sorted(set(ELEMENTWISE) - TRANSCENDENTAL)
+SMOOTH_OPS = ["add", "sub", "mul", "maximum", "minimum", "neg", "abs", "copy"]
+
+
+# -- helpers -----------------------------------------------------------------------------
+def values(rng: np.random.Generator, d: DType, n: int, special: bool = True) -> np.ndarray:
+    """Quarter-integers (sums are exact in any order), small ints, a few extremes."""
+    if d.is_bool:
+        return rng.random(n) < 0.5
+    if d.is_int:
+        x = rng.integers(-20, 21, n).astype(d.np)
+        if special and n:
+            info = np.iinfo(d.np)
+            x[rng.random(n) < 0.05] = info.min
+            x[rng.random(n) < 0.05] = info.max
+        return x
+    x = (rng.integers(-32, 33, n) / 4).astype(d.np)
+    if special and n:
+        for v in (np.nan, np.inf, -np.inf, -0.0):
+            x[rng.random(n) < 0.03] = v
+    return x
+
+
+def run_both(k: Kernel, launch: Launch, inputs, out_sizes, backend: CPUBackend = BE):
+    """(ours, reference) output buffers, both pre-filled with the same junk."""
+    ours = [np.full(n, 7, o.dtype.np) for n, o in zip(out_sizes, k.outputs)]
+    ref = [x.copy() for x in ours]
+    ok, why = backend.supports(k)
+    assert ok, why
+    c, _ = backend.compile(k)
+    backend.run(c, k, launch, inputs, ours)
+    interpret.run(k, launch, inputs, ref)
+    return ours, ref
+
+
+def assert_same(ours, ref, exact: bool = True) -> None:
+    for a, b in zip(ours, ref):
+        if a.dtype.kind == "f" and not exact:
+            scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isinf(b), 0, b)), initial=0)))
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * scale, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+def contiguous_kernel(expr_fn, in_dtypes, out_dtype, ndim=1):
+    loads = [Load(i, d) for i, d in enumerate(in_dtypes)]
+    e = expr_fn(*loads)
+    return Kernel(ndim, 0, tuple(Input(d, inner=1) for d in in_dtypes), (), None,
+                  (Output(out_dtype, e, inner=1),))
+
+
+def run_flat(k: Kernel, arrays, backend: CPUBackend = BE):
+    n = len(arrays[0])
+    launch = Launch((n,), [[View.contiguous((n,))] for _ in arrays], [View.contiguous((n,))])
+    return run_both(k, launch, list(arrays), [n], backend)
+
+
+def binop(name, a, b):
+    """Op with the scheduler's casting: operands cast to the compute dtype."""
+    prim = ELEMENTWISE[name]
+    comp = prim.compute_dtype(result_type(a.dtype, b.dtype))
+    args = tuple(x if x.dtype == comp else Cast(x, comp) for x in (a, b))
+    return Op(name, args, prim.result_dtype(comp))
+
+
+def unop(name, a):
+    prim = ELEMENTWISE[name]
+    comp = prim.compute_dtype(a.dtype)
+    return Op(name, (a if a.dtype == comp else Cast(a, comp),), prim.result_dtype(comp))
+
+
+# -- random kernels ----------------------------------------------------------------------
+def _span(shape, strides):
+    lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0 and n > 0)
+    hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0 and n > 0)
+    return lo, hi
+
+
+@st.composite
+def view_chain(draw, shape, nchain):
+    """First view over `shape`, then `nchain` chained views; (views, buffer size)."""
+    views, cur = [], tuple(shape)
+    for level in range(nchain + 1):
+        strides = tuple(draw(st.integers(-3, 3)) for _ in cur)
+        lo, hi = _span(cur, strides)
+        off = -lo + draw(st.integers(0, 2))
+        need = off + hi + 1
+        views.append(View(cur, strides, off))
+        if level < nchain:
+            if draw(st.booleans()):
+                cur = (need + draw(st.integers(0, 2)),)
+            else:
+                a = draw(st.integers(1, 3))
+                cur = (a, -(-need // a))
+    return views, need
+
+
+@st.composite
+def out_view(draw, shape):
+    """Non-overlapping output view: permuted, maybe flipped, maybe gapped."""
+    r = len(shape)
+    perm = draw(st.permutations(range(r))) if r else []
+    gap = draw(st.sampled_from([1, 1, 2]))
+    strides = [0] * r
+    acc = gap
+    for ax in reversed(perm):
+        strides[ax] = acc
+        acc *= max(shape[ax], 1)
+    strides = [s if n != 1 or draw(st.booleans()) else 0 for s, n in zip(strides, shape)]
+    strides = [-s if draw(st.booleans()) and r and s else s for s in strides]
+    lo, hi = _span(shape, strides)
+    return View(tuple(shape), tuple(strides), -lo), hi - lo + 1
+
+
+@st.composite
+def expr_tree(draw, leaves, depth, ops, float_casts_only=False):
+    pool = list(leaves)
+
+    def gen(d):
+        if d == 0 or draw(st.integers(0, 3)) == 0:
+            return draw(st.sampled_from(pool))
+        if draw(st.integers(0, 5)) == 0:
+            x = gen(d - 1)
+            targets = [float32, float64] if float_casts_only else list(ALL)
+            e = Cast(x, draw(st.sampled_from(targets)))
+        else:
+            name = draw(st.sampled_from(ops))
+            prim = ELEMENTWISE[name]
+            args = [gen(d - 1) for _ in range(prim.arity)]
+            head = []
+            if name == "where":
+                c = args[0]
+                head, args = [c if c.dtype == bool_ else Cast(c, bool_)], args[1:]
+            dt = result_type(*[a.dtype for a in args])
+            if dt.kind not in prim.kinds:
+                dt = int64 if "i" in prim.kinds else float64
+            comp = prim.compute_dtype(dt)
+            args = [a if a.dtype == comp else Cast(a, comp) for a in args]
+            e = Op(name, tuple(head + args), prim.result_dtype(comp))
+        pool.append(e)  # later nodes may share it: a DAG, emitted once
+        return e
+    return gen(depth)
+
+
+@st.composite
+def random_kernel(draw, reduce: bool):
+    ndim = draw(st.integers(0 if not reduce else 1, 3))
+    n_reduce = draw(st.integers(1, ndim)) if reduce else 0
+    n_out = ndim - n_reduce
+    shape = tuple(draw(st.sampled_from([1, 2, 3, 4, 5, 0])) if draw(st.integers(0, 12))
+                  else 0 for _ in range(ndim))
+    shape = tuple(n if n else (0 if draw(st.integers(0, 3)) == 0 else 1) for n in shape)
+    # interpret.run cannot reshape an empty out space to (out..., -1): keep it non-empty
+    shape = tuple(max(n, 1) if d < n_out else n for d, n in enumerate(shape))
+    n_in = draw(st.integers(1, 3))
+    inputs, views, sizes = [], [], []
+    for _ in range(n_in):
+        iota = draw(st.integers(0, 5)) == 0
+        dt = int64 if iota else draw(st.sampled_from(ALL))
+        space = "out" if reduce and n_out and draw(st.integers(0, 2)) == 0 else "full"
+        sp_shape = shape if space == "full" else shape[:n_out]
+        nchain = draw(st.sampled_from([0, 0, 1, 2]))
+        vs, size = draw(view_chain(sp_shape, nchain))
+        inner = None
+        if vs[0].strides and vs[0].strides[-1] in (0, 1) and draw(st.booleans()):
+            inner = vs[0].strides[-1]
+        inputs.append(Input(dt, space, tuple(v.ndim for v in vs[1:]), inner, iota))
+        views.append(vs)
+        sizes.append(size)
+    scalars = tuple(draw(st.lists(st.sampled_from(ALL), max_size=2)))
+    full_leaves = [Load(i, x.dtype) for i, x in enumerate(inputs)]
+    full_leaves += [Scalar(i, d) for i, d in enumerate(scalars)]
+    red, inexact = None, False
+    if reduce:
+        op = draw(st.sampled_from(sorted(REDUCTIONS)))
+        x = draw(expr_tree(full_leaves, 3, EXACT_OPS))
+        r = REDUCTIONS[op]
+        red = Reduce(op, x, r.acc_dtype(x.dtype), r.result_dtype(x.dtype))
+        inexact = op in ("sum", "prod") and red.acc.is_float
+        out_leaves = [Load(i, x.dtype) for i, x in enumerate(inputs) if x.space == "out"]
+        out_leaves += [Scalar(i, d) for i, d in enumerate(scalars)] + [Reduced(red.dtype)] * 3
+    else:
+        out_leaves = full_leaves
+    outputs = []
+    for _ in range(draw(st.integers(1, 2))):
+        if reduce and draw(st.booleans()):
+            e = Reduced(red.dtype)
+        else:
+            ops = SMOOTH_OPS if inexact else EXACT_OPS
+            e = draw(expr_tree(out_leaves, 3, ops, float_casts_only=inexact))
+        od = draw(st.sampled_from([e.dtype] * 3 + list(ALL))) if not inexact else e.dtype
+        outputs.append(Output(od, e))
+    out_views, out_sizes = [], []
+    for _ in outputs:
+        v, size = draw(out_view(shape[:n_out]))
+        out_views.append(v)
+        out_sizes.append(size)
+    outputs = [Output(o.dtype, o.expr, 1 if v.strides and v.strides[-1] == 1
+                      and draw(st.booleans()) else None) for o, v in zip(outputs, out_views)]
+    k = Kernel(ndim, n_reduce, tuple(inputs), scalars, red, tuple(outputs))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    bufs = [None if inp.iota else values(rng, inp.dtype, n) for inp, n in zip(inputs, sizes)]
+    svals = [values(rng, d, 1, special=False)[0].item() for d in scalars]
+    launch = Launch(shape, views, out_views, svals)
+    return k, launch, bufs, out_sizes, inexact
+
+
+SETTINGS = settings(max_examples=70, deadline=None, derandomize=True,
+                    suppress_health_check=list(HealthCheck))
+
+
+@SETTINGS
+@given(random_kernel(reduce=False))
+def test_random_elementwise(case):
+    k, launch, bufs, sizes, _ = case
+    ours, ref = run_both(k, launch, bufs, sizes)
+    assert_same(ours, ref)
+
+
+@SETTINGS
+@given(random_kernel(reduce=True))
+def test_random_reduction(case):
+    k, launch, bufs, sizes, inexact = case
+    if math.prod(launch.shape) == 0 and REDUCTIONS[k.reduce.op].identity is None:
+        with pytest.raises(ValueError):
+            run_both(k, launch, bufs, sizes)
+        return
+    ours, ref = run_both(k, launch, bufs, sizes)
+    assert_same(ours, ref, exact=not inexact)
+
+
+# -- every op, every dtype ---------------------------------------------------------------
+def _op_cases():
+    for name, prim in ELEMENTWISE.items():
+        for d in ALL:
+            if d.kind in prim.kinds and name != "where":
+                yield name, d
+
+
+@pytest.mark.parametrize("name,d", list(_op_cases()))
+def test_op_matches_numpy(name, d):
+    rng = np.random.default_rng(hash((name, d.name)) % 2**32)
+    n = 300
+    prim = ELEMENTWISE[name]
+    a = values(rng, d, n)
+    b = values(rng, d, n)
+    if name == "pow" and d.is_int:  # NumPy raises on negative integer exponents
+        b = np.abs(rng.integers(0, 70, n)).astype(d.np)
+    if name == "pow" and d.is_float:
+        a = np.abs(a)
+    if prim.arity == 1:
+        k = contiguous_kernel(lambda x: unop(name, x), [d], None)
+    else:
+        k = contiguous_kernel(lambda x, y: binop(name, x, y), [d, d], None)
+    e = k.outputs[0].expr
+    k = Kernel(1, 0, k.inputs, (), None, (Output(e.dtype, e, inner=1),))
+    ours, ref = run_flat(k, [a, b][: prim.arity])
+    if name in TRANSCENDENTAL and e.dtype.is_float:
+        rtol = 2e-6 if e.dtype == float32 else 1e-13
+        np.testing.assert_allclose(ours[0], ref[0], rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(ours[0], ref[0])
+
+
+def test_where_all_dtypes():
+    rng = np.random.default_rng(1)
+    for d in ALL:
+        c, a, b = values(rng, bool_, 100), values(rng, d, 100), values(rng, d, 100)
+        k = contiguous_kernel(lambda c, x, y: Op("where", (c, x, y), d), [bool_, d, d], d)
+        ours, ref = run_flat(k, [c, a, b])
+        np.testing.assert_array_equal(ours[0], ref[0])
+
+
+@pytest.mark.parametrize("src", ALL, ids=lambda d: d.name)
+def test_casts(src):
+    specials = {"f": [np.nan, np.inf, -np.inf, -0.0, 0.5, -1.5, 3e9, -3e9, 1e20, 2.0**31,
+                      2.0**63, -(2.0**63), 2147483520.0],
+                "i": [0, 1, -1, 2**31, -(2**31) - 1], "b": [True, False]}[src.kind]
+    rng = np.random.default_rng(2)
+    x = np.concatenate([values(rng, src, 64),
+                        np.array(specials).astype(src.np) if src.kind != "i"
+                        else np.array(specials, np.int64).astype(src.np)])
+    for dst in ALL:
+        k = contiguous_kernel(lambda a: Cast(a, dst), [src], dst)
+        ours, ref = run_flat(k, [x])
+        np.testing.assert_array_equal(ours[0], ref[0], err_msg=f"{src.name}->{dst.name}")
+
+
+def test_int_division_by_zero_and_overflow():
+    for d in (int32, int64):
+        lo = np.iinfo(d.np).min
+        a = np.array([7, -7, 7, -7, 0, lo, lo, 5, -5, lo], d.np)
+        b = np.array([0, 0, 2, 2, 0, -1, 1, -3, 3, 0], d.np)
+        for name in ("floordiv", "mod"):
+            k = contiguous_kernel(lambda x, y: Op(name, (x, y), d), [d, d], d)
+            ours, ref = run_flat(k, [a, b])
+            np.testing.assert_array_equal(ours[0], ref[0], err_msg=f"{name} {d.name}")
+            assert ours[0][0] == 0 and ours[0][1] == 0  # x // 0 == x % 0 == 0, no trap
+
+
+def test_float_floordiv_mod_edges():
+    v = np.array([5.0, -5.0, 0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 7.5, 1e300])
+    a, b = np.repeat(v, len(v)), np.tile(v, len(v))
+    for d in (float32, float64):
+        for name in ("floordiv", "mod"):
+            k = contiguous_kernel(lambda x, y: Op(name, (x, y), d), [d, d], d)
+            ours, ref = run_flat(k, [a.astype(d.np), b.astype(d.np)])
+            np.testing.assert_array_equal(ours[0], ref[0])
+            np.testing.assert_array_equal(np.signbit(ours[0]), np.signbit(ref[0]))
+
+
+# -- reductions by hand --------------------------------------------------------------------
+def reduce_kernel(op, d, n_reduce=1, ndim=2, epilogue=None, inner=1):
+    r = REDUCTIONS[op]
+    red = Reduce(op, Load(0, d), r.acc_dtype(d), r.result_dtype(d))
+    e = epilogue(Reduced(red.dtype)) if epilogue else Reduced(red.dtype)
+    return Kernel(ndim, n_reduce, (Input(d, inner=inner),), (), red, (Output(e.dtype, e, 1),))
+
+
+def run_reduce(k, shape, data, backend=BE):
+    n_out = len(shape) - k.n_reduce
+    out_shape = shape[:n_out]
+    launch = Launch(shape, [[View.contiguous(shape)]], [View.contiguous(out_shape)])
+    return run_both(k, launch, [data], [math.prod(out_shape)], backend)
+
+
+def test_nan_max_argmax():
+    x = np.array([[1.0, np.nan, 5.0, np.nan], [3.0, 9.0, 9.0, -1.0], [np.nan, 0, 0, 0],
+                  [-np.inf, -np.inf, -np.inf, -np.inf]], np.float32)
+    for op in ("max", "min", "argmax", "argmin"):
+        ours, ref = run_reduce(reduce_kernel(op, float32), x.shape, x.ravel())
+        np.testing.assert_array_equal(ours[0], ref[0])
+    ours, _ = run_reduce(reduce_kernel("argmax", float32), x.shape, x.ravel())
+    assert list(ours[0]) == [1, 1, 0, 0]  # first NaN wins; first of ties; all -inf -> 0
+
+
+def test_float32_sum_16m_accurate():
+    n = 1 << 24
+    x = np.random.default_rng(3).random(n, dtype=np.float32)
+    k = reduce_kernel("sum", float32, ndim=1)
+    launch = Launch((n,), [[View.contiguous((n,))]], [View.contiguous(())])
+    out = np.empty(1, np.float32)
+    c, _ = BE.compile(k)
+    BE.run(c, k, launch, [x], [out])
+    exact = np.sum(x, dtype=np.float64)
+    assert abs(float(out[0]) - exact) <= 1e-6 * exact
+
+
+def _big_cases():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(600_000).astype(np.float32)
+    x[rng.integers(0, x.size, 20)] = np.nan
+    ties = np.round(rng.random(600_000) * 3).astype(np.float64)
+    ints = rng.integers(-1000, 1000, 600_000).astype(np.int32)
+    return [("argmax", float32, (2, 300_000), x), ("argmin", float32, (1, 600_000), x),
+            ("argmax", float64, (3, 200_000), ties), ("max", float32, (2, 300_000), x),
+            ("sum", int32, (1, 600_000), ints), ("all", int32, (2, 300_000), ints),
+            ("any", int32, (600_000, 1), ints), ("prod", int32, (300, 2000), ints),
+            ("sum", float32, (2, 300_000), np.nan_to_num(x)),
+            ("sum", float32, (600, 1000), np.nan_to_num(x))]
+
+
+def test_thread_count_independence():
+    one, two = CPUBackend(num_threads=1), CPUBackend(num_threads=2)
+    assert one.num_threads == 1 and two.num_threads == 2
+    for op, d, shape, data in _big_cases():
+        k = reduce_kernel(op, d, epilogue=None)
+        a, ref = run_reduce(k, shape, data, one)
+        b, _ = run_reduce(k, shape, data, two)
+        exact = not (op == "sum" and d.is_float)
+        assert_same(a, ref, exact)
+        assert_same(b, ref, exact)
+        assert_same(b, a, exact)
+    # elementwise, split over the out range
+    rng = np.random.default_rng(5)
+    a, b = rng.random(300_001), rng.random(300_001)
+    k = contiguous_kernel(lambda x, y: binop("add", binop("mul", x, x), y), [float64] * 2, float64)
+    (r1,), ref = run_flat(k, [a, b], one)
+    (r2,), _ = run_flat(k, [a, b], two)
+    np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_array_equal(r1, ref[0])
+
+
+def test_env_sets_thread_count(monkeypatch):
+    monkeypatch.setenv("LAZY_NUM_THREADS", "3")
+    assert CPUBackend().num_threads == 3
+
+
+def test_reduction_epilogue_and_out_space_load():
+    """mean-and-center style: out = Reduced / n + bias[out], with bias an out-space load."""
+    rng = np.random.default_rng(6)
+    shape = (4, 3, 5)
+    x = values(rng, float64, 60, special=False)
+    bias = values(rng, float64, 4, special=False)
+    red = Reduce("sum", Load(0, float64), float64, float64)
+    scaled = Op("mul", (Reduced(float64), Scalar(0, float64)), float64)
+    e = Op("add", (scaled, Load(1, float64)), float64)
+    k = Kernel(3, 2, (Input(float64, inner=1), Input(float64, "out", inner=1)), (float64,), red,
+               (Output(float64, e, 1), Output(int64, Cast(Reduced(float64), int64), 1)))
+    launch = Launch(shape, [[View.contiguous(shape)], [View.contiguous((4,))]],
+                    [View.contiguous((4,))] * 2, [1 / 15])
+    ours, ref = run_both(k, launch, [x, bias], [4, 4])
+    assert_same(ours, ref, exact=False)
+
+
+def test_empty_reductions():
+    k = reduce_kernel("sum", float32)
+    ours, ref = run_reduce(k, (3, 0), np.empty(0, np.float32))
+    assert list(ours[0]) == [0, 0, 0]
+    with pytest.raises(ValueError):
+        run_reduce(reduce_kernel("max", float32), (3, 0), np.empty(0, np.float32))
+
+
+def test_iota_through_view_chain():
+    """arange(12).reshape(3, 4).T: iota positions through a chained view."""
+    k = Kernel(2, 0, (Input(int64, chain=(2,), iota=True),), (), None,
+               (Output(int64, Load(0, int64), 1),))
+    first = View((4, 3), (1, 4), 0)          # transpose of a (3, 4) logical tensor
+    chained = View((3, 4), (8, 2), 1)        # that tensor is a strided view of storage
+    launch = Launch((4, 3), [[first, chained]], [View.contiguous((4, 3))])
+    ours, ref = run_both(k, launch, [None], [12])
+    np.testing.assert_array_equal(ours[0], ref[0])
+    assert ours[0][1] == 8 * 1 + 2 * 0 + 1
+
+
+# -- compile cache ---------------------------------------------------------------------------
+def test_compile_once_per_structure():
+    be = CPUBackend(jit=JIT())
+    k = contiguous_kernel(lambda x, y: binop("add", x, y), [float32, float32], float32, ndim=1)
+    _, info = be.compile(k)
+    assert info.cache == "miss" and info.ms > 0
+    for n in (10, 1000):
+        ours, ref = run_flat(k, [np.arange(n, dtype=np.float32)] * 2, be)
+        np.testing.assert_array_equal(ours[0], ref[0])
+    _, info = be.compile(k)
+    assert info.cache == "hit" and info.ms == 0
+    k64 = contiguous_kernel(lambda x, y: binop("add", x, y), [float64, float64], float64)
+    _, info = be.compile(k64)
+    assert info.cache == "miss" and info.new == "new dtypes"
+    kr = Kernel(1, 0, tuple(Input(float32) for _ in range(2)), (), None, k.outputs)
+    assert be.compile(kr)[1].new == "new contiguity"
+    k2 = Kernel(2, 0, k.inputs, (), None, k.outputs)
+    assert be.compile(k2)[1].new == "new rank"
+    k3 = contiguous_kernel(lambda x, y: binop("mul", x, y), [float32, float32], float32)
+    assert be.compile(k3)[1].new == "new structure"
+    assert len(be.jit) == 5
+
+
+def test_concurrent_compile_is_single():
+    be = CPUBackend(jit=JIT())
+    k = contiguous_kernel(lambda x: unop("exp", x), [float64], float64)
+    infos = []
+    threads = [threading.Thread(target=lambda: infos.append(be.compile(k)[1])) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(i.cache for i in infos) == ["hit", "hit", "hit", "miss"]
+
+
+def test_protocol_surface():
+    k = reduce_kernel("sum", float32)
+    assert BE.name == "llvm" and BE.device == "cpu"
+    assert BE.available()[0]
+    text = BE.source(k)
+    assert "define void" in text and k.digest() in text
+    bad = Kernel(1, 0, (Input(float32),), (), None,
+                 (Output(float32, Op("frobnicate", (Load(0, float32),), float32)),))
+    ok, why = BE.supports(bad)
+    assert not ok and "frobnicate" in why
+    launch = Launch((10, 10), [[View.contiguous((10, 10))]], [View.contiguous((10,))])
+    assert BE.cost(k, launch) > 0
+    assert BE.allocate(5, int32).dtype == np.int32
+
+
+def test_shared_subexpression_emitted_once():
+    x = Load(0, float64)
+    s = Op("mul", (x, x), float64)
+    for _ in range(14):  # a DAG: 2**15 nodes as a tree, 16 when shared
+        s = Op("add", (s, s), float64)
+    k = Kernel(1, 0, (Input(float64, inner=1),), (), None, (Output(float64, s, 1),))
+    assert len(postorder([s])) == 16
+    assert BE.source(k).count("fadd") == 14
