@@ -24,7 +24,7 @@ innermost reduce axis being the hot loop. Modes (reductions only):
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from llvmlite import ir
 
@@ -40,7 +40,17 @@ CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout")
 MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
 
 RowFn = Callable[[ir.Value, list[ir.Value], ir.Value], object]
-ElemFn = Callable[[object, ir.Value, list[ir.Value]], list[ir.Value]]
+ElemFn = Callable[[object, ir.Value, list[ir.Value], object], list[ir.Value]]
+
+
+class Ptr(NamedTuple):
+    """A direct element pointer (plain views) as opposed to an i64 position.
+
+    Rows of plain views are addressed as `gep(row_ptr, j * stride)`: SCEV then
+    sees a no-wrap pointer recurrence, which LLVM needs to form interleaved
+    (wide load + shuffle) accesses for constant strides such as 2.
+    """
+    p: ir.Value
 
 
 def function_name(kernel: Kernel) -> str:
@@ -89,22 +99,38 @@ class _Gen:
         s = [self.a[slot.strides + d] for d in range(lo, hi)]
         return s or [ir.Constant(I64, 0)]
 
+    def add(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        """Index arithmetic: nsw tells SCEV positions never wrap, which the
+        vectorizer needs to see constant-stride (interleaved) accesses."""
+        v = self.b.add(x, y)
+        v.flags.append("nsw")
+        return v
+
+    def mul(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        v = self.b.mul(x, y)
+        v.flags.append("nsw")
+        return v
+
     def dot(self, base: ir.Value, idx: list[ir.Value], strides: list[ir.Value]) -> ir.Value:
         for i, s in zip(idx, strides):
-            base = self.b.add(base, self.b.mul(i, s))
+            base = self.add(base, self.mul(i, s))
         return base
 
     def loop_range(self, start: ir.Value, end: ir.Value, shape: list[ir.Value],
-                   carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn) -> list[ir.Value]:
+                   carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn,
+                   versions: tuple = (), check: Callable | None = None) -> list[ir.Value]:
         """Flat range over `shape` (C order) as rows x innermost axis.
 
         row_fn(flat, outer_idx, col) runs once per row; elem_fn(row_state, j,
-        carry) per element and returns the new carry, which is returned at the end.
+        carry, tag) per element and returns the new carry, which is returned at
+        the end. For each tag in `versions` a specialized copy of the inner loop
+        is emitted and taken for rows where check(row_state, tag) holds; the
+        generic copy (tag None) runs otherwise.
         """
         b = self.b
         pre = b.block
         head, body = b.append_basic_block("row"), b.append_basic_block("row.body")
-        inner, done = b.append_basic_block("inner"), b.append_basic_block("row.done")
+        done = b.append_basic_block("row.done")
         b.branch(head)
         b.position_at_end(head)
         flat = b.phi(I64, name="flat")
@@ -128,26 +154,43 @@ class _Gen:
                 row = b.udiv(row, n)
             idx = [row] + idx[::-1]
         state = row_fn(flat, idx, col)
-        rbody = b.block
-        b.branch(inner)
-        b.position_at_end(inner)
-        j = b.phi(I64, name="j")
-        j.add_incoming(ir.Constant(I64, 0), rbody)
-        ic = [b.phi(v.type) for v in carry]
-        for p, v in zip(ic, rc):
-            p.add_incoming(v, rbody)
-        new = elem_fn(state, j, ic)
-        j1 = b.add(j, ir.Constant(I64, 1))
-        latch = b.block
-        j.add_incoming(j1, latch)
-        for p, v in zip(ic, new):
-            p.add_incoming(v, latch)
         nxt = b.append_basic_block("row.next")
-        b.cbranch(b.icmp_signed("<", j1, cnt), inner, nxt)
+        exits = []
+        for tag in list(versions) + [None]:
+            if tag is not None:  # a specialized copy of the inner loop, taken when check holds
+                take, other = b.append_basic_block(f"inner.v{tag}"), b.append_basic_block("vchk")
+                b.cbranch(check(state, tag), take, other)
+                pre_inner = b.block
+                b.position_at_end(take)
+            else:
+                pre_inner = b.block
+                take = b.append_basic_block("inner")
+                b.branch(take)
+                b.position_at_end(take)
+            j = b.phi(I64, name="j")
+            j.add_incoming(ir.Constant(I64, 0), pre_inner)
+            ic = [b.phi(v.type) for v in carry]
+            for p, v in zip(ic, rc):
+                p.add_incoming(v, pre_inner)
+            new = elem_fn(state, j, ic, tag)
+            j1 = self.add(j, ir.Constant(I64, 1))
+            latch = b.block
+            j.add_incoming(j1, latch)
+            for p, v in zip(ic, new):
+                p.add_incoming(v, latch)
+            b.cbranch(b.icmp_signed("<", j1, cnt), take, nxt)
+            exits.append((latch, new))
+            if tag is not None:
+                b.position_at_end(other)
+        self.fn.blocks.remove(nxt)
+        self.fn.blocks.append(nxt)
         b.position_at_end(nxt)
-        for p, v in zip(rc, new):
-            p.add_incoming(v, b.block)
-        flat.add_incoming(b.add(flat, cnt), b.block)
+        for n, p in enumerate(rc):
+            q = b.phi(p.type)
+            for latch, new in exits:
+                q.add_incoming(new[n], latch)
+            p.add_incoming(q, nxt)
+        flat.add_incoming(self.add(flat, cnt), nxt)
         b.branch(head)
         # keep `done` last so later code is laid out after the loop
         self.fn.blocks.remove(done)
@@ -166,16 +209,20 @@ class _Gen:
                 dig = b.urem(q, n) if d else q
                 if d:
                     q = b.udiv(q, n)
-                acc = b.add(acc, b.mul(dig, s))
+                acc = self.add(acc, self.mul(dig, s))
             pos = acc
         return pos
 
-    def load(self, i: int, first_pos: ir.Value) -> tuple[ir.Value, object]:
+    def load(self, i: int, loc: "ir.Value | Ptr") -> tuple[ir.Value, object]:
+        """Value of input i at a position (through its chain) or a direct pointer."""
         inp = self.k.inputs[i]
-        pos = self.position(i, first_pos)
-        if inp.iota:
-            return pos, _I64
-        v = self.b.load(self.b.gep(self.ptr[i], [pos], inbounds=True))
+        if isinstance(loc, Ptr):
+            v = self.b.load(loc.p)
+        else:
+            pos = self.position(i, loc)
+            if inp.iota:
+                return pos, _I64
+            v = self.b.load(self.b.gep(self.ptr[i], [pos], inbounds=True))
         if inp.dtype.is_bool:
             v = self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
         return v, inp.dtype
@@ -200,17 +247,15 @@ class _Gen:
             vals[id(e)] = v
         return vals
 
-    def store_outputs(self, vals: dict[int, ir.Value], opos: list[ir.Value]) -> None:
+    def store_outputs(self, vals: dict[int, ir.Value], locs: list) -> None:
         b = self.b
         nin = len(self.k.inputs)
-        for n, (o, pos) in enumerate(zip(self.k.outputs, opos)):
+        for n, (o, loc) in enumerate(zip(self.k.outputs, locs)):
             v = cast(b, vals[id(o.expr)], o.expr.dtype, o.dtype)
             if o.dtype.is_bool:
                 v = b.zext(v, I8)
-            b.store(v, b.gep(self.ptr[nin + n], [pos], inbounds=True))
-
-    def inner_stride(self, const_inner: int | None, strides: list[ir.Value]) -> ir.Value:
-        return ir.Constant(I64, const_inner) if const_inner is not None else strides[-1]
+            ptr = loc.p if isinstance(loc, Ptr) else b.gep(self.ptr[nin + n], [loc], inbounds=True)
+            b.store(v, ptr)
 
 
 def generate(kernel: Kernel, triple: str = "", data_layout: str = "") -> ir.Module:

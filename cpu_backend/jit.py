@@ -53,12 +53,21 @@ def _normalize(text: str, aspects: tuple[str, ...]) -> str:
     return text
 
 
+def _features() -> str:
+    """Host features, plus "prefer no gather/scatter": 64-bit-index gathers are
+    slow on current x86 cores (30 ms vs 6 ms scalar for a stride-2 10M-element
+    kernel on Zen 4), and without them a constant-stride access vectorizes
+    with wide loads and shuffles instead."""
+    feats = llvm.get_host_cpu_features().flatten()
+    return ",".join(f for f in (feats, "+prefer-no-gather", "+prefer-no-scatter") if f)
+
+
 def _target_machine() -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
+                                        features=_features(),
                                         opt=3, codemodel="jitdefault", jit=True)
 
 

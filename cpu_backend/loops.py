@@ -13,10 +13,15 @@ from llvmlite import ir
 
 from scheduler.kernel_ir import Expr, Load, Reduced, Scalar, ViewSlot
 
-from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
+from .codegen import MODE_FINAL, MODE_PARTIAL, Ptr, _Gen
 from .lowering import I64, cast
 
 _ZERO = ir.Constant(I64, 0)
+# Inner strides that get their own copy of an inner loop when every runtime
+# stride equals it: constant strides let LLVM vectorize with interleaved
+# (shuffled) loads, e.g. x[:, 0] of an (n, 2) array. Stride 1 needs no copy:
+# LLVM's loop vectorizer already versions symbolic strides on == 1.
+STRIDE_VERSIONS = (2,)
 
 
 def _strides(g: _Gen, slot: ViewSlot, lo: int, hi: int, inner: int | None) -> list[ir.Value]:
@@ -30,15 +35,32 @@ def _strides(g: _Gen, slot: ViewSlot, lo: int, hi: int, inner: int | None) -> li
 
 def _row_base(g: _Gen, start: ir.Value, idx: list[ir.Value], col: ir.Value,
               st: list[ir.Value]) -> ir.Value:
-    return g.b.add(g.dot(start, idx, st[:-1]), g.b.mul(col, st[-1]))
+    return g.add(g.dot(start, idx, st[:-1]), g.mul(col, st[-1]))
 
 
-def _at(g: _Gen, base: ir.Value, j: ir.Value, s: ir.Value) -> ir.Value:
-    if isinstance(s, ir.Constant) and s.constant == 0:
-        return base
-    if isinstance(s, ir.Constant) and s.constant == 1:
-        return g.b.add(base, j)
-    return g.b.add(base, g.b.mul(j, s))
+def _at(g: _Gen, loc, j: ir.Value, s: ir.Value):
+    """Location of element j of a row: a Ptr steps by gep, a position by add."""
+    zero = isinstance(s, ir.Constant) and s.constant == 0
+    one = isinstance(s, ir.Constant) and s.constant == 1
+    if zero:
+        return loc
+    step = j if one else g.mul(j, s)
+    if isinstance(loc, Ptr):
+        return Ptr(g.b.gep(loc.p, [step], inbounds=True))
+    return g.add(loc, step)
+
+
+def _plain(g: _Gen, n: int) -> bool:
+    """Buffer n (inputs, then outputs) is read/written without chain or iota."""
+    if n >= len(g.k.inputs):
+        return True
+    inp = g.k.inputs[n]
+    return not inp.chain and not inp.iota
+
+
+def _row_loc(g: _Gen, n: int, base: ir.Value):
+    """A row's start: a pointer for plain buffers, else the position."""
+    return Ptr(g.b.gep(g.ptr[n], [base], inbounds=True)) if _plain(g, n) else base
 
 
 def _leaf(g: _Gen, pos: dict[int, ir.Value], cache: dict[int, ir.Value],
@@ -77,16 +99,27 @@ def _elementwise(g: _Gen) -> None:
     views += [(s, st) for s, st in zip(g.lay.outputs, out_st)]
 
     def row(flat, idx, col):
-        return [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in views]
+        return [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
+                for n, (slot, st) in enumerate(views)]
 
-    def elem(bases, j, carry):
-        pos = [_at(g, base, j, st[-1]) for base, (_, st) in zip(bases, views)]
+    runtime = [n for n, (_, st) in enumerate(views) if not isinstance(st[-1], ir.Constant)]
+
+    def elem(bases, j, carry, tag):
+        pos = [_at(g, base, j, ir.Constant(I64, tag) if tag is not None and n in runtime
+                   else st[-1]) for n, (base, (_, st)) in enumerate(zip(bases, views))]
         n = len(k.inputs)
         vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, dict(enumerate(pos[:n])), {}))
         g.store_outputs(vals, pos[n:])
         return []
 
-    g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem)
+    def check(bases, tag):
+        ok = ir.Constant(ir.IntType(1), 1)
+        for n in runtime:
+            ok = g.b.and_(ok, g.b.icmp_signed("==", views[n][1][-1], ir.Constant(I64, tag)))
+        return ok
+
+    versions = STRIDE_VERSIONS if runtime else ()
+    g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, versions, check)
 
 
 def _reduction(g: _Gen) -> None:
@@ -105,9 +138,10 @@ def _reduction(g: _Gen) -> None:
     pre_loads = {e.input for e in _loads(red.expr) if k.inputs[e.input].space == "out"}
 
     def orow(flat, idx, col):
-        return flat, [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in o_views]
+        bases = [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in o_views]
+        return flat, [b_ if n in full else _row_loc(g, n, b_) for n, b_ in enumerate(bases)]
 
-    def oelem(state, j, carry):
+    def oelem(state, j, carry, tag):
         oflat, bases = state
         pos = [_at(g, base, j, st[-1]) for base, (_, st) in zip(bases, o_views)]
         flat_o = b.add(oflat, j)
@@ -155,9 +189,10 @@ def _reduction(g: _Gen) -> None:
 
     def _reduce_loop(g, opos, cache):
         def rrow(rflat, idx, col):
-            return rflat, {i: _row_base(g, opos[i], idx, col, r_st[i]) for i in full}
+            return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
+                           for i in full}
 
-        def relem(state, jr, carry):
+        def relem(state, jr, carry, tag):
             rflat, bases = state
             pos = {i: _at(g, bases[i], jr, r_st[i][-1]) for i in full}
             x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
@@ -173,7 +208,7 @@ def _reduction(g: _Gen) -> None:
         def prow(flat, idx, col):
             return None
 
-        def pelem(_, p, carry):
+        def pelem(_, p, carry, tag):
             slot = b.add(b.mul(p, g.ctl["nout"]), flat_o)
             parts = [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
                      for q, d in enumerate(acc.partial_dtypes)]
