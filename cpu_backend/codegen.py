@@ -118,14 +118,16 @@ class _Gen:
 
     def loop_range(self, start: ir.Value, end: ir.Value, shape: list[ir.Value],
                    carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn,
-                   versions: tuple = (), check: Callable | None = None) -> list[ir.Value]:
+                   versions: tuple = (), check: Callable | None = None,
+                   row_body: Callable | None = None) -> list[ir.Value]:
         """Flat range over `shape` (C order) as rows x innermost axis.
 
         row_fn(flat, outer_idx, col) runs once per row; elem_fn(row_state, j,
         carry, tag) per element and returns the new carry, which is returned at
         the end. For each tag in `versions` a specialized copy of the inner loop
         is emitted and taken for rows where check(row_state, tag) holds; the
-        generic copy (tag None) runs otherwise.
+        generic copy (tag None) runs otherwise. `row_body(row_state, cnt, carry,
+        tag)`, when given, emits the whole inner loop itself (blocked argmax).
         """
         b = self.b
         pre = b.block
@@ -160,26 +162,14 @@ class _Gen:
             if tag is not None:  # a specialized copy of the inner loop, taken when check holds
                 take, other = b.append_basic_block(f"inner.v{tag}"), b.append_basic_block("vchk")
                 b.cbranch(check(state, tag), take, other)
-                pre_inner = b.block
                 b.position_at_end(take)
+            if row_body is not None:
+                new = row_body(state, cnt, rc, tag)
             else:
-                pre_inner = b.block
-                take = b.append_basic_block("inner")
-                b.branch(take)
-                b.position_at_end(take)
-            j = b.phi(I64, name="j")
-            j.add_incoming(ir.Constant(I64, 0), pre_inner)
-            ic = [b.phi(v.type) for v in carry]
-            for p, v in zip(ic, rc):
-                p.add_incoming(v, pre_inner)
-            new = elem_fn(state, j, ic, tag)
-            j1 = self.add(j, ir.Constant(I64, 1))
-            latch = b.block
-            j.add_incoming(j1, latch)
-            for p, v in zip(ic, new):
-                p.add_incoming(v, latch)
-            b.cbranch(b.icmp_signed("<", j1, cnt), take, nxt)
-            exits.append((latch, new))
+                new = self.counted_loop(ir.Constant(I64, 0), cnt, rc,
+                                        lambda j, c, tag=tag: elem_fn(state, j, c, tag))
+            exits.append((b.block, new))
+            b.branch(nxt)
             if tag is not None:
                 b.position_at_end(other)
         self.fn.blocks.remove(nxt)
@@ -197,6 +187,37 @@ class _Gen:
         self.fn.blocks.append(done)
         b.position_at_end(done)
         return list(rc)
+
+    def counted_loop(self, lo: ir.Value, hi: ir.Value, carry: list[ir.Value],
+                     body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
+        """for j in [lo, hi): carry = body(j, carry); returns the final carry."""
+        b = self.b
+        pre = b.block
+        loop, exit_ = b.append_basic_block("loop"), b.append_basic_block("loop.exit")
+        b.cbranch(b.icmp_signed("<", lo, hi), loop, exit_)
+        b.position_at_end(loop)
+        j = b.phi(I64, name="j")
+        j.add_incoming(lo, pre)
+        c = [b.phi(v.type) for v in carry]
+        for p, v in zip(c, carry):
+            p.add_incoming(v, pre)
+        new = body(j, c)
+        j1 = self.add(j, ir.Constant(I64, 1))
+        latch = b.block
+        j.add_incoming(j1, latch)
+        for p, v in zip(c, new):
+            p.add_incoming(v, latch)
+        b.cbranch(b.icmp_signed("<", j1, hi), loop, exit_)
+        self.fn.blocks.remove(exit_)
+        self.fn.blocks.append(exit_)
+        b.position_at_end(exit_)
+        out = []
+        for v, n in zip(carry, new):
+            p = b.phi(v.type)
+            p.add_incoming(v, pre)
+            p.add_incoming(n, latch)
+            out.append(p)
+        return out
 
     def position(self, i: int, first: ir.Value) -> ir.Value:
         """Chained views: unravel over each view's shape, apply its strides."""

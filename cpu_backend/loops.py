@@ -50,6 +50,22 @@ def _at(g: _Gen, loc, j: ir.Value, s: ir.Value):
     return g.add(loc, step)
 
 
+def _stride_versions(g: _Gen, inner: list[ir.Value]):
+    """(versions, check, pick) for the runtime inner strides among `inner`."""
+    runtime = [n for n, s in enumerate(inner) if not isinstance(s, ir.Constant)]
+
+    def check(_state, tag):
+        ok = ir.Constant(ir.IntType(1), 1)
+        for n in runtime:
+            ok = g.b.and_(ok, g.b.icmp_signed("==", inner[n], ir.Constant(I64, tag)))
+        return ok
+
+    def pick(n: int, tag) -> ir.Value:
+        return ir.Constant(I64, tag) if tag is not None and n in runtime else inner[n]
+
+    return (STRIDE_VERSIONS if runtime else ()), check, pick
+
+
 def _plain(g: _Gen, n: int) -> bool:
     """Buffer n (inputs, then outputs) is read/written without chain or iota."""
     if n >= len(g.k.inputs):
@@ -102,23 +118,15 @@ def _elementwise(g: _Gen) -> None:
         return [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
                 for n, (slot, st) in enumerate(views)]
 
-    runtime = [n for n, (_, st) in enumerate(views) if not isinstance(st[-1], ir.Constant)]
+    versions, check, pick = _stride_versions(g, [st[-1] for _, st in views])
 
     def elem(bases, j, carry, tag):
-        pos = [_at(g, base, j, ir.Constant(I64, tag) if tag is not None and n in runtime
-                   else st[-1]) for n, (base, (_, st)) in enumerate(zip(bases, views))]
+        pos = [_at(g, base, j, pick(n, tag)) for n, base in enumerate(bases)]
         n = len(k.inputs)
         vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, dict(enumerate(pos[:n])), {}))
         g.store_outputs(vals, pos[n:])
         return []
 
-    def check(bases, tag):
-        ok = ir.Constant(ir.IntType(1), 1)
-        for n in runtime:
-            ok = g.b.and_(ok, g.b.icmp_signed("==", views[n][1][-1], ir.Constant(I64, tag)))
-        return ok
-
-    versions = STRIDE_VERSIONS if runtime else ()
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, versions, check)
 
 
@@ -192,15 +200,22 @@ def _reduction(g: _Gen) -> None:
             return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
                            for i in full}
 
-        def relem(state, jr, carry, tag):
+        def x_at(state, jr, tag):
             rflat, bases = state
-            pos = {i: _at(g, bases[i], jr, r_st[i][-1]) for i in full}
+            pos = {i: _at(g, bases[i], jr, pick(n, tag)) for n, i in enumerate(full)}
             x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
-            x = acc.convert(b, x, red.expr.dtype)
-            return acc.update(b, carry, x, b.add(rflat, jr))
+            return acc.convert(b, x, red.expr.dtype)
+
+        def relem(state, jr, carry, tag):
+            return acc.update(b, carry, x_at(state, jr, tag), b.add(state[0], jr))
+
+        def arg_row(state, cnt, carry, tag):
+            return _blocked_arg(g, acc, lambda j: x_at(state, j, tag), state[0], cnt, carry)
 
         rs = g.ctl["rstart"]
-        return g.loop_range(rs, g.ctl["rend"], g.shape(nout, nd), acc.init(rs), rrow, relem)
+        versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full])
+        return g.loop_range(rs, g.ctl["rend"], g.shape(nout, nd), acc.init(rs), rrow, relem,
+                            versions, check, arg_row if acc.is_arg else None)
 
     def _combine_loop(g, flat_o):
         base = nin + len(k.outputs)
@@ -218,6 +233,53 @@ def _reduction(g: _Gen) -> None:
                             prow, pelem)
 
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], orow, oelem)
+
+
+ARG_BLOCK = 256
+
+
+def _blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
+                 carry: list[ir.Value]) -> list[ir.Value]:
+    """argmax/argmin over one row of `cnt` elements, ARG_BLOCK at a time.
+
+    The block extreme is a plain max/min LLVM vectorizes; only when it strictly
+    beats the running best is the block scanned for its first match. The
+    strict compare across blocks and the first match within one give NumPy's
+    first occurrence (the first NaN, once one is seen).
+    """
+    b = g.b
+    bsz = ir.Constant(I64, ARG_BLOCK)
+    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, ARG_BLOCK - 1)), bsz)
+
+    def block(blk, c):
+        jb = g.mul(blk, bsz)
+        je = b.add(jb, bsz)
+        je = b.select(b.icmp_signed("<", cnt, je), cnt, je)
+        m = g.counted_loop(jb, je, [acc.block_identity()],
+                           lambda j, mc: [acc.block_extreme(b, mc[0], x_at(j))])[0]
+        pre = b.block
+        scan, found = b.append_basic_block("arg.scan"), b.append_basic_block("arg.found")
+        join = b.append_basic_block("arg.join")
+        b.cbranch(acc.beats(b, m, c[0]), scan, join)
+        b.position_at_end(scan)
+        j = b.phi(I64)
+        j.add_incoming(jb, pre)
+        j1 = g.add(j, ir.Constant(I64, 1))
+        hit = b.or_(acc.matches(b, x_at(j), m), b.icmp_signed(">=", j1, je))
+        j.add_incoming(j1, b.block)
+        b.cbranch(hit, found, scan)
+        b.position_at_end(found)
+        idx = g.add(rflat, j)
+        b.branch(join)
+        b.position_at_end(join)
+        best, where = b.phi(c[0].type), b.phi(I64)
+        best.add_incoming(m, found)
+        best.add_incoming(c[0], pre)
+        where.add_incoming(idx, found)
+        where.add_incoming(c[1], pre)
+        return [best, where]
+
+    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
 
 
 def _loads(e: Expr) -> list[Load]:

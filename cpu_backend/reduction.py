@@ -105,6 +105,37 @@ class Accumulator:
             return self.update(b, carry, parts[0], parts[1], force=first)
         return self.update(b, carry, parts[0])
 
+    # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins --
+    def block_identity(self) -> ir.Value:
+        return _extreme(self.acc, high=self.op == "argmin")
+
+    def block_extreme(self, b: ir.IRBuilder, m: ir.Value, x: ir.Value) -> ir.Value:
+        """max/min of a block (NaN-propagating), a plain reduction LLVM vectorizes."""
+        d, is_max = self.acc, self.op == "argmax"
+        if d.is_float:
+            fn = intrinsic(b, "llvm.maximum" if is_max else "llvm.minimum", m.type, 2)
+            return b.call(fn, [m, x])
+        if d.is_bool:
+            return b.or_(m, x) if is_max else b.and_(m, x)
+        return b.select(b.icmp_signed(">" if is_max else "<", x, m), x, m)
+
+    def beats(self, b: ir.IRBuilder, m: ir.Value, best: ir.Value) -> ir.Value:
+        """Block extreme `m` strictly improves on `best` (a NaN beats all, once)."""
+        pred = ">" if self.op == "argmax" else "<"
+        if self.acc.is_float:
+            better = b.or_(b.fcmp_ordered(pred, m, best), b.fcmp_unordered("uno", m, m))
+            return b.and_(better, b.fcmp_ordered("ord", best, best))
+        if self.acc.is_bool:
+            return b.icmp_unsigned(pred, m, best)
+        return b.icmp_signed(pred, m, best)
+
+    def matches(self, b: ir.IRBuilder, x: ir.Value, m: ir.Value) -> ir.Value:
+        """x is the block's extreme m (for a NaN extreme: x is NaN)."""
+        if self.acc.is_float:
+            return b.select(b.fcmp_unordered("uno", m, m), b.fcmp_unordered("uno", x, x),
+                            b.fcmp_ordered("==", x, m))
+        return b.icmp_unsigned("==", x, m)
+
     def result(self, b: ir.IRBuilder, carry: list[ir.Value]) -> ir.Value:
         """The `Reduced` value, in the Reduce's result dtype."""
         if self.is_arg:
