@@ -16,7 +16,7 @@ from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, postorder, pa
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .jit import JIT, Compiled
-from .launch import Launcher
+from .launch import Launcher, choose_tile
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -35,10 +35,14 @@ class CPUBackend:
     name = "llvm"
     device = "cpu"
 
-    def __init__(self, num_threads: int | None = None, jit: JIT | None = None):
-        """`num_threads` overrides LAZY_NUM_THREADS / os.cpu_count()."""
+    def __init__(self, num_threads: int | None = None, jit: JIT | None = None,
+                 loop_order: str = "auto"):
+        """`num_threads` overrides LAZY_NUM_THREADS / os.cpu_count();
+        `loop_order` ("auto", "tiled", "per-element") forces the reduction
+        loop order, for tests and experiments."""
         self._jit = jit
         self.launcher = Launcher(num_threads)
+        self.loop_order = loop_order
 
     @property
     def jit(self) -> JIT:
@@ -108,7 +112,8 @@ class CPUBackend:
                 raise TypeError(f"output {i} must be a writable contiguous {o.dtype.name} array")
             bufs.append(y)
         args, scalars = pack_launch(kernel, launch)
-        self.launcher.launch(compiled, kernel, shape, args, scalars, bufs)
+        tile = choose_tile(kernel, launch, self.loop_order)
+        self.launcher.launch(compiled, kernel, shape, args, scalars, bufs, tile)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)

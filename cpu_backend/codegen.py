@@ -11,7 +11,7 @@ buffers, `scalars` holds `pack_launch`'s bit patterns, and `ctl` is the
 control block below, which lets the launcher split work over threads
 without another compiled variant:
 
-    ctl = [mode, start, end, rstart, rend, part, nparts, nout]
+    ctl = [mode, start, end, rstart, rend, part, nparts, nout, tile]
 
 The out space is walked as a flat range [start, end) cut into rows of the
 innermost axis: one div/mod per row recovers the outer multi-index, then a
@@ -21,6 +21,7 @@ Reductions walk the flattened reduce range [rstart, rend) the same way, the
 innermost reduce axis being the hot loop. Modes (reductions only):
 0 = reduce and run the epilogue, 1 = store per-thread partials at
 `part * nout + o`, 2 = fold `nparts` partials and run the epilogue.
+`tile` selects the reduction loop order (see reduce_loops.py).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from scheduler.ops import ELEMENTWISE
 from .lowering import F64, I1, I8, I64, cast, emit_op, mem_type, reg_type
 from .reduction import Accumulator
 
-CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout")
+CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout", "tile")
 MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
 
 RowFn = Callable[[ir.Value, list[ir.Value], ir.Value], object]

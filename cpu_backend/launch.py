@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from scheduler.kernel_ir import Kernel
+from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import CTL, MODE_FINAL, MODE_FULL, MODE_PARTIAL
 from .jit import Compiled
@@ -48,6 +48,31 @@ def _chunks(n: int, parts: int, align: int = ALIGN) -> list[tuple[int, int]]:
     step = -(-n // parts)
     step = -(-step // align) * align if step > align else step
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
+def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
+    """Reduction loop order (reduce_loops.py): 1 = tiled along the out axis.
+
+    Tiled when some full-space input is contiguous along the innermost out
+    axis and none is contiguous along the innermost reduce axis, e.g. a
+    column sum; `order` "tiled"/"per-element" forces it (tests, experiments).
+    """
+    if kernel.reduce is None or kernel.n_out == 0:
+        return 0
+    if order != "auto":
+        return int(order == "tiled")
+    shape, n_out = launch.shape, kernel.n_out
+    if shape[n_out - 1] < 8:
+        return 0
+    along_out = False
+    for inp, views in zip(kernel.inputs, launch.inputs):
+        if inp.space != "full" or inp.iota:
+            continue
+        st = views[0].strides
+        if abs(st[-1]) == 1 and shape[-1] > 1:
+            return 0
+        along_out |= abs(st[n_out - 1]) == 1
+    return int(along_out)
 
 
 class Launcher:
@@ -81,7 +106,8 @@ class Launcher:
             f.result()
 
     def launch(self, compiled: Compiled, kernel: Kernel, shape: tuple[int, ...],
-               args: np.ndarray, scalars: np.ndarray, buffers: list[np.ndarray | None]) -> None:
+               args: np.ndarray, scalars: np.ndarray, buffers: list[np.ndarray | None],
+               tile: int = 0) -> None:
         nout = math.prod(shape[: kernel.n_out])
         nred = math.prod(shape[kernel.n_out:]) if kernel.reduce is not None else 1
         if nout == 0:
@@ -103,7 +129,7 @@ class Launcher:
 
         work = nout * max(nred, 1)
         threads = self.threads if work >= SMALL else 1
-        base = dict(mode=MODE_FULL, rstart=0, rend=nred, nout=nout, nparts=1)
+        base = dict(mode=MODE_FULL, rstart=0, rend=nred, nout=nout, nparts=1, tile=tile)
         if kernel.reduce is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             ptrs = pointers([])
             parts = _chunks(nout, threads) if threads > 1 else [(0, nout)]
@@ -119,7 +145,7 @@ class Launcher:
                                                                "part": p, "rstart": lo,
                                                                "rend": hi})
                         for p, (lo, hi) in enumerate(ranges)])
-        call(ptrs, **{**base, "mode": MODE_FINAL})
+        call(ptrs, **{**base, "mode": MODE_FINAL, "tile": 0})
 
     def shutdown(self) -> None:
         with self._lock:

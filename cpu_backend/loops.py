@@ -1,11 +1,10 @@
-"""The loop nests: an elementwise body and a reduction body (see codegen.py).
+"""Loop-nest building blocks, the elementwise body, and blocked argmax.
 
-Positions are kept as `base + j * inner_stride` per row so that, when the
-inner stride is the compile-time constant 1 or 0 (`Input.inner`,
-`Output.inner`), the address is a plain affine induction LLVM vectorizes.
-A full-space input in a reduction gets its out-axes part once per output
-element and its reduce-axes part per reduce row; out-space inputs read by
-the reduced expression are loaded once per output element (hoisted).
+Locations are kept per row (a pointer for plain views, a position for
+chained/iota ones) and stepped by `j * inner_stride`, so that when the inner
+stride is the compile-time constant 1 or 0 (`Input.inner`, `Output.inner`)
+the address is a plain affine induction LLVM vectorizes. The reduction
+nest, which reuses these helpers, is in reduce_loops.py.
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from llvmlite import ir
 
 from scheduler.kernel_ir import Expr, Load, Reduced, Scalar, ViewSlot
 
-from .codegen import MODE_FINAL, MODE_PARTIAL, Ptr, _Gen
+from .codegen import Ptr, _Gen
 from .lowering import I64, cast
 
 _ZERO = ir.Constant(I64, 0)
@@ -102,7 +101,8 @@ def emit_body(g: _Gen) -> None:
     if g.k.reduce is None:
         _elementwise(g)
     else:
-        _reduction(g)
+        from .reduce_loops import ReductionLoops
+        ReductionLoops(g).emit()
 
 
 def _elementwise(g: _Gen) -> None:
@@ -130,115 +130,10 @@ def _elementwise(g: _Gen) -> None:
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, versions, check)
 
 
-def _reduction(g: _Gen) -> None:
-    k, b, acc = g.k, g.b, g.acc
-    red = k.reduce
-    nout, nd = k.n_out, k.ndim
-    nin = len(k.inputs)
-    full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
-    # out-axes strides of every input and output, reduce-axes strides of full inputs
-    o_views = []
-    for i, inp in enumerate(k.inputs):
-        slot = g.lay.inputs[i][0]
-        o_views.append((slot, _strides(g, slot, 0, nout, inp.inner)))
-    o_views += [(s, _strides(g, s, 0, nout, o.inner)) for s, o in zip(g.lay.outputs, k.outputs)]
-    r_st = {i: _strides(g, g.lay.inputs[i][0], nout, nd, k.inputs[i].inner) for i in full}
-    pre_loads = {e.input for e in _loads(red.expr) if k.inputs[e.input].space == "out"}
-
-    def orow(flat, idx, col):
-        bases = [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in o_views]
-        return flat, [b_ if n in full else _row_loc(g, n, b_) for n, b_ in enumerate(bases)]
-
-    def oelem(state, j, carry, tag):
-        oflat, bases = state
-        pos = [_at(g, base, j, st[-1]) for base, (_, st) in zip(bases, o_views)]
-        flat_o = b.add(oflat, j)
-        cache: dict[int, ir.Value] = {}
-        out_pos = {i: pos[i] for i in range(nin) if k.inputs[i].space == "out"}
-        pre = _leaf(g, out_pos, cache)
-        for i in sorted(pre_loads):
-            pre(Load(i, k.inputs[i].dtype))
-        mode = g.ctl["mode"]
-        is_final = b.icmp_signed("==", mode, ir.Constant(I64, MODE_FINAL))
-        bb_red, bb_fin = b.append_basic_block("reduce"), b.append_basic_block("final")
-        b.cbranch(is_final, bb_fin, bb_red)
-        b.position_at_end(bb_red)
-        c_red = _reduce_loop(g, pos, cache)
-        end_red = b.block
-        b.position_at_end(bb_fin)
-        c_fin = _combine_loop(g, flat_o)
-        end_fin = b.block
-        join = b.append_basic_block("join")
-        b.branch(join)
-        b.position_at_end(end_red)
-        b.branch(join)
-        b.position_at_end(join)
-        c = []
-        for x, y in zip(c_red, c_fin):
-            p = b.phi(x.type)
-            p.add_incoming(x, end_red)
-            p.add_incoming(y, end_fin)
-            c.append(p)
-        bb_part, bb_epi = b.append_basic_block("partial"), b.append_basic_block("epilogue")
-        cont = b.append_basic_block("cont")
-        b.cbranch(b.icmp_signed("==", mode, ir.Constant(I64, MODE_PARTIAL)), bb_part, bb_epi)
-        b.position_at_end(bb_part)
-        slot = b.add(b.mul(g.ctl["part"], g.ctl["nout"]), flat_o)
-        for q, (v, d) in enumerate(zip(c, acc.partial_dtypes)):
-            b.store(acc.to_mem(b, v, d), b.gep(g.ptr[nin + len(k.outputs) + q], [slot]))
-        b.branch(cont)
-        b.position_at_end(bb_epi)
-        result = acc.result(b, c)
-        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, out_pos, cache, result))
-        g.store_outputs(vals, pos[nin:])
-        b.branch(cont)
-        b.position_at_end(cont)
-        return []
-
-    def _reduce_loop(g, opos, cache):
-        def rrow(rflat, idx, col):
-            return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
-                           for i in full}
-
-        def x_at(state, jr, tag):
-            rflat, bases = state
-            pos = {i: _at(g, bases[i], jr, pick(n, tag)) for n, i in enumerate(full)}
-            x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
-            return acc.convert(b, x, red.expr.dtype)
-
-        def relem(state, jr, carry, tag):
-            return acc.update(b, carry, x_at(state, jr, tag), b.add(state[0], jr))
-
-        def arg_row(state, cnt, carry, tag):
-            return _blocked_arg(g, acc, lambda j: x_at(state, j, tag), state[0], cnt, carry)
-
-        rs = g.ctl["rstart"]
-        versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full])
-        return g.loop_range(rs, g.ctl["rend"], g.shape(nout, nd), acc.init(rs), rrow, relem,
-                            versions, check, arg_row if acc.is_arg else None)
-
-    def _combine_loop(g, flat_o):
-        base = nin + len(k.outputs)
-
-        def prow(flat, idx, col):
-            return None
-
-        def pelem(_, p, carry, tag):
-            slot = b.add(b.mul(p, g.ctl["nout"]), flat_o)
-            parts = [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
-                     for q, d in enumerate(acc.partial_dtypes)]
-            return acc.combine(b, carry, parts, b.icmp_signed("==", p, _ZERO))
-
-        return g.loop_range(_ZERO, g.ctl["nparts"], [g.ctl["nparts"]], acc.init(_ZERO),
-                            prow, pelem)
-
-    g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], orow, oelem)
-
-
 ARG_BLOCK = 256
 
 
-def _blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
+def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
                  carry: list[ir.Value]) -> list[ir.Value]:
     """argmax/argmin over one row of `cnt` elements, ARG_BLOCK at a time.
 
@@ -280,8 +175,3 @@ def _blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
         return [best, where]
 
     return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
-
-
-def _loads(e: Expr) -> list[Load]:
-    from scheduler.kernel_ir import postorder
-    return [x for x in postorder([e]) if isinstance(x, Load)]

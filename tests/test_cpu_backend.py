@@ -235,7 +235,7 @@ def random_kernel(draw, reduce: bool):
     return k, launch, bufs, out_sizes, inexact
 
 
-SETTINGS = settings(max_examples=70, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=80, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
 
 
@@ -247,15 +247,20 @@ def test_random_elementwise(case):
     assert_same(ours, ref)
 
 
+BE_TILED = CPUBackend(loop_order="tiled")
+
+
 @SETTINGS
-@given(random_kernel(reduce=True))
-def test_random_reduction(case):
+@given(random_kernel(reduce=True), st.sampled_from(["auto", "tiled"]))
+def test_random_reduction(case, order):
+    """Both reduction loop orders (per-element and tiled along the out axis)."""
     k, launch, bufs, sizes, inexact = case
+    be = BE if order == "auto" else BE_TILED
     if math.prod(launch.shape) == 0 and REDUCTIONS[k.reduce.op].identity is None:
         with pytest.raises(ValueError):
-            run_both(k, launch, bufs, sizes)
+            run_both(k, launch, bufs, sizes, be)
         return
-    ours, ref = run_both(k, launch, bufs, sizes)
+    ours, ref = run_both(k, launch, bufs, sizes, be)
     assert_same(ours, ref, exact=not inexact)
 
 
@@ -511,3 +516,22 @@ def test_shared_subexpression_emitted_once():
     k = Kernel(1, 0, (Input(float64, inner=1),), (), None, (Output(float64, s, 1),))
     assert len(postorder([s])) == 16
     assert BE.source(k).count("fadd") == 14
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "argmax", "argmin", "any", "prod"])
+def test_column_reduction_tiled(op):
+    """x.<op>(axis=0): out axis contiguous, reduce axis strided -> tiled order."""
+    from cpu_backend.launch import choose_tile
+    rng = np.random.default_rng(7)
+    rows, cols = 700, 301
+    d = float64 if op != "any" else int32
+    x = values(rng, d, rows * cols)
+    if op == "prod":
+        x = np.where(np.abs(x) > 2, 1, x).astype(d.np)
+    k = reduce_kernel(op, d, inner=None)
+    shape = (cols, rows)
+    launch = Launch(shape, [[View(shape, (1, cols), 0)]], [View.contiguous((cols,))])
+    assert choose_tile(k, launch) == 1
+    for be in (CPUBackend(num_threads=1), CPUBackend(num_threads=2)):
+        ours, ref = run_both(k, launch, [x], [cols], be)
+        assert_same(ours, ref, exact=op not in ("sum", "prod"))

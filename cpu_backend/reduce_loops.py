@@ -1,0 +1,230 @@
+"""The reduction loop nest, in two loop orders chosen per launch.
+
+Per-element order (ctl.tile == 0): for each output element, reduce over the
+flattened reduce range with the innermost reduce axis as the hot loop. Best
+when the data is contiguous along the reduce axis (row sums, softmax rows).
+
+Tiled order (ctl.tile == 1): for a tile of up to TILE consecutive outputs
+along the innermost out axis, keep the accumulators in a stack array and,
+for each reduce element, update the whole tile; that inner loop runs along
+the *out* axis, so a column reduction (`x.sum(axis=0)`, strides (1, n))
+reads memory contiguously and vectorizes instead of striding by n. The
+launcher picks it when the data is contiguous along the out axis and not
+along the reduce axis. Mode 2 (fold partials) always uses per-element order.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from scheduler.kernel_ir import Load, postorder
+
+from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
+from .loops import (_ZERO, _at, _leaf, _row_base, _row_loc, _stride_versions, _strides,
+                    blocked_arg)
+from .lowering import I64
+
+TILE = 128
+
+
+class ReductionLoops:
+    def __init__(self, g: _Gen):
+        self.g, self.b, self.acc = g, g.b, g.acc
+        k = self.k = g.k
+        self.red = k.reduce
+        self.nout, self.nd, self.nin = k.n_out, k.ndim, len(k.inputs)
+        self.full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
+        # out-axes strides of every input and output; reduce-axes strides of full inputs
+        self.o_views = []
+        for i, inp in enumerate(k.inputs):
+            slot = g.lay.inputs[i][0]
+            self.o_views.append((slot, _strides(g, slot, 0, self.nout, inp.inner)))
+        self.o_views += [(s, _strides(g, s, 0, self.nout, o.inner))
+                         for s, o in zip(g.lay.outputs, k.outputs)]
+        self.r_st = {i: _strides(g, g.lay.inputs[i][0], self.nout, self.nd, k.inputs[i].inner)
+                     for i in self.full}
+        self.pre_loads = sorted({e.input for e in postorder([self.red.expr])
+                                 if isinstance(e, Load) and k.inputs[e.input].space == "out"})
+        self.out_inputs = [i for i in range(self.nin) if k.inputs[i].space == "out"]
+
+    def so(self, n: int) -> ir.Value:
+        """Stride of view n (inputs, then outputs) along the innermost out axis."""
+        return self.o_views[n][1][-1]
+
+    # -- driver ------------------------------------------------------------------------
+    def emit(self) -> None:
+        g, b = self.g, self.b
+
+        def orow(flat, idx, col):
+            bases = [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in self.o_views]
+            return flat, [p if n in self.full else _row_loc(g, n, p) for n, p in enumerate(bases)]
+
+        def row_body(state, cnt, carry, tag):
+            tiled, plain = b.append_basic_block("tiled"), b.append_basic_block("per_elem")
+            join = b.append_basic_block("row.end")
+            b.cbranch(b.icmp_signed("!=", g.ctl["tile"], _ZERO), tiled, plain)
+            b.position_at_end(tiled)
+            self.tiled_row(state, cnt)
+            b.branch(join)
+            b.position_at_end(plain)
+            g.counted_loop(_ZERO, cnt, [], lambda j, c: self.element(state, j))
+            b.branch(join)
+            g.fn.blocks.remove(join)
+            g.fn.blocks.append(join)
+            b.position_at_end(join)
+            return []
+
+        g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, self.nout), [], orow, None,
+                     row_body=row_body)
+
+    # -- per-element order ------------------------------------------------------------------
+    def element(self, state, j) -> list:
+        g, b, acc = self.g, self.b, self.acc
+        oflat, bases = state
+        locs = [_at(g, base, j, self.so(n)) for n, base in enumerate(bases)]
+        flat_o = g.add(oflat, j)
+        cache: dict[int, ir.Value] = {}
+        out_pos = {i: locs[i] for i in self.out_inputs}
+        pre = _leaf(g, out_pos, cache)
+        for i in self.pre_loads:
+            pre(Load(i, self.k.inputs[i].dtype))
+        is_final = b.icmp_signed("==", g.ctl["mode"], ir.Constant(I64, MODE_FINAL))
+        bb_red, bb_fin = b.append_basic_block("reduce"), b.append_basic_block("final")
+        b.cbranch(is_final, bb_fin, bb_red)
+        b.position_at_end(bb_red)
+        c_red = self.reduce_range(locs, cache)
+        end_red = b.block
+        b.position_at_end(bb_fin)
+        c_fin = self.combine(flat_o)
+        end_fin = b.block
+        join = b.append_basic_block("join")
+        b.branch(join)
+        b.position_at_end(end_red)
+        b.branch(join)
+        b.position_at_end(join)
+        c = []
+        for x, y in zip(c_red, c_fin):
+            p = b.phi(x.type)
+            p.add_incoming(x, end_red)
+            p.add_incoming(y, end_fin)
+            c.append(p)
+        self.finish(c, out_pos, locs[self.nin:], flat_o, cache)
+        return []
+
+    def reduce_range(self, opos, cache) -> list[ir.Value]:
+        g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
+        versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full])
+
+        def rrow(rflat, idx, col):
+            return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
+                           for i in full}
+
+        def x_at(state, jr, tag):
+            pos = {i: _at(g, state[1][i], jr, pick(n, tag)) for n, i in enumerate(full)}
+            x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
+            return acc.convert(b, x, red.expr.dtype)
+
+        def relem(state, jr, carry, tag):
+            return acc.update(b, carry, x_at(state, jr, tag), g.add(state[0], jr))
+
+        def arg_row(state, cnt, carry, tag):
+            return blocked_arg(g, acc, lambda j: x_at(state, j, tag), state[0], cnt, carry)
+
+        rs = g.ctl["rstart"]
+        return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
+                            relem, versions, check, arg_row if acc.is_arg else None)
+
+    def combine(self, flat_o) -> list[ir.Value]:
+        """Mode 2: fold the per-thread partials, in thread order."""
+        g, b, acc = self.g, self.b, self.acc
+        base = self.nin + len(self.k.outputs)
+
+        def body(p, carry):
+            slot = g.add(g.mul(p, g.ctl["nout"]), flat_o)
+            parts = [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
+                     for q, d in enumerate(acc.partial_dtypes)]
+            return acc.combine(b, carry, parts, b.icmp_signed("==", p, _ZERO))
+
+        return g.counted_loop(_ZERO, g.ctl["nparts"], acc.init(_ZERO), body)
+
+    def finish(self, c, out_pos, out_locs, flat_o, cache) -> None:
+        """Mode 1: store partials; else run the epilogue and store the outputs."""
+        g, b, acc, k = self.g, self.b, self.acc, self.k
+        bb_part, bb_epi = b.append_basic_block("partial"), b.append_basic_block("epilogue")
+        cont = b.append_basic_block("cont")
+        b.cbranch(b.icmp_signed("==", g.ctl["mode"], ir.Constant(I64, MODE_PARTIAL)),
+                  bb_part, bb_epi)
+        b.position_at_end(bb_part)
+        slot = g.add(g.mul(g.ctl["part"], g.ctl["nout"]), flat_o)
+        for q, (v, d) in enumerate(zip(c, acc.partial_dtypes)):
+            b.store(acc.to_mem(b, v, d), b.gep(g.ptr[self.nin + len(k.outputs) + q], [slot]))
+        b.branch(cont)
+        b.position_at_end(bb_epi)
+        result = acc.result(b, c)
+        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, out_pos, cache, result))
+        g.store_outputs(vals, out_locs)
+        b.branch(cont)
+        b.position_at_end(cont)
+
+    # -- tiled order ------------------------------------------------------------------------
+    def tiled_row(self, state, cnt) -> None:
+        g, b, acc = self.g, self.b, self.acc
+        oflat, bases = state
+        entry = ir.IRBuilder(g.fn.blocks[0])
+        entry.position_at_start(g.fn.blocks[0])
+        arrays = [entry.alloca(t, size=TILE) for t in acc.types]
+        tsz = ir.Constant(I64, TILE)
+
+        def tile(ti, _):
+            t0 = g.mul(ti, tsz)
+            tn = b.sub(cnt, t0)
+            tn = b.select(b.icmp_signed("<", tsz, tn), tsz, tn)
+            start = [_at(g, base, t0, self.so(n)) for n, base in enumerate(bases)]
+            init = acc.init(g.ctl["rstart"])
+
+            def zero(t, _):
+                for a, v in zip(arrays, init):
+                    b.store(v, b.gep(a, [t]))
+                return []
+            g.counted_loop(_ZERO, tn, [], zero)
+            self.tiled_reduce(start, tn, arrays)
+
+            def epi(t, _):
+                c = [b.load(b.gep(a, [t])) for a in arrays]
+                locs = [_at(g, s, t, self.so(n)) for n, s in enumerate(start)]
+                out_pos = {i: locs[i] for i in self.out_inputs}
+                flat_o = g.add(g.add(oflat, t0), t)
+                self.finish(c, out_pos, locs[self.nin:], flat_o, {})
+                return []
+            g.counted_loop(_ZERO, tn, [], epi)
+            return []
+
+        ntiles = b.udiv(b.add(cnt, ir.Constant(I64, TILE - 1)), tsz)
+        g.counted_loop(_ZERO, ntiles, [], tile)
+
+    def tiled_reduce(self, start, tn, arrays) -> None:
+        """for each reduce element r: for t in tile: acc[t] = update(acc[t], x(t, r))."""
+        g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
+
+        def rrow(rflat, idx, col):
+            return rflat, {i: _row_base(g, start[i], idx, col, r_st[i]) for i in full}
+
+        def relem(state, jr, _c, tag):
+            rflat, rb = state
+            rloc = {i: _row_loc(g, i, _at(g, rb[i], jr, r_st[i][-1])) for i in full}
+            index = g.add(rflat, jr)
+
+            def per_t(t, _):
+                pos = {i: _at(g, rloc[i], t, self.so(i)) for i in full}
+                pos.update({i: _at(g, start[i], t, self.so(i)) for i in self.out_inputs})
+                x = g.evaluate([red.expr], _leaf(g, pos, {}))[id(red.expr)]
+                x = acc.convert(b, x, red.expr.dtype)
+                ptrs = [b.gep(a, [t]) for a in arrays]
+                new = acc.update(b, [b.load(p) for p in ptrs], x, index)
+                for p, v in zip(ptrs, new):
+                    b.store(v, p)
+                return []
+            g.counted_loop(_ZERO, tn, [], per_t)
+            return []
+
+        g.loop_range(g.ctl["rstart"], g.ctl["rend"], g.shape(self.nout, self.nd), [], rrow, relem)
+
