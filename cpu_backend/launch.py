@@ -26,6 +26,7 @@ from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import CTL, MODE_FINAL, MODE_FULL, MODE_PARTIAL
 from .jit import Compiled
+from .reduce_loops import tile_eligible
 from .reduction import Accumulator
 
 SMALL = 1 << 16          # below this much work a kernel runs on the calling thread
@@ -57,7 +58,7 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
     axis and none is contiguous along the innermost reduce axis, e.g. a
     column sum; `order` "tiled"/"per-element" forces it (tests, experiments).
     """
-    if kernel.reduce is None or kernel.n_out == 0:
+    if not tile_eligible(kernel):
         return 0
     if order != "auto":
         return int(order == "tiled")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from scheduler.kernel_ir import Load, postorder
+from scheduler.kernel_ir import Kernel, Load, postorder
 
 from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
 from .loops import (_ZERO, _at, _leaf, _row_base, _row_loc, _stride_versions, _strides,
@@ -24,6 +24,15 @@ from .loops import (_ZERO, _at, _leaf, _row_base, _row_loc, _stride_versions, _s
 from .lowering import I64
 
 TILE = 128
+
+
+def tile_eligible(k: Kernel) -> bool:
+    """Whether the tiled order is compiled at all: it needs an out axis and is
+    never chosen when some input is contiguous along the reduce axis (inner=1),
+    so those kernels skip it (it roughly doubles compile time)."""
+    full = [i for i in k.inputs if i.space == "full" and not i.iota]
+    return k.reduce is not None and k.n_out > 0 and bool(full) and \
+        not any(i.inner == 1 for i in full)
 
 
 class ReductionLoops:
@@ -57,6 +66,11 @@ class ReductionLoops:
         def orow(flat, idx, col):
             bases = [_row_base(g, g.a[slot.offset], idx, col, st) for slot, st in self.o_views]
             return flat, [p if n in self.full else _row_loc(g, n, p) for n, p in enumerate(bases)]
+
+        if not tile_eligible(self.k):
+            g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, self.nout), [], orow,
+                         lambda state, j, c, tag: self.element(state, j))
+            return
 
         def row_body(state, cnt, carry, tag):
             tiled, plain = b.append_basic_block("tiled"), b.append_basic_block("per_elem")
