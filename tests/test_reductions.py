@@ -11,7 +11,7 @@ pytestmark = pytest.mark.usefixtures("strict_fallback")
 
 RNG = np.random.default_rng(99)
 OPS = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all"]
-AXES_3D = [None, 0, 1, 2, -1, (0, 2), (1,), (0, 1, 2), (2, 0), (), (-1, -3)]
+AXES_3D = [None, 0, -2, (0, 2), (2, 0, 1), (), (-1, -3)]
 
 
 def np_reduce(op, a, axis, keepdims):
@@ -32,11 +32,7 @@ def _data(dt, shape):
     return a
 
 
-@pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("dt", DTYPE_NAMES)
-@pytest.mark.parametrize("axis", AXES_3D, ids=str)
-def test_reduction_axes_dtypes(op, dt, axis):
-    a = _data(dt, (3, 4, 5))
+def _check_reduction(op, a, axis):
     t = lazy.asarray(a)
     if op in ("argmax", "argmin") and isinstance(axis, tuple):
         with pytest.raises(TypeError):
@@ -49,6 +45,22 @@ def test_reduction_axes_dtypes(op, dt, axis):
         assert_close(getattr(t, op)(axis=axis, keepdims=keep), expected, **tol)
         assert_close(getattr(t, op)(dim=axis, keepdim=keep), expected, **tol)
         assert_close(getattr(lazy, op)(t, axis=axis, keepdims=keep), expected, **tol)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dt", DTYPE_NAMES)
+def test_reduction_dtypes(op, dt):
+    """Every op on every dtype (NumPy's result dtypes), reducing all axes and an inner one."""
+    a = _data(dt, (3, 4, 5))
+    for axis in (None, 1):
+        _check_reduction(op, a, axis)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axis", AXES_3D, ids=str)
+def test_reduction_axes(op, axis):
+    """Every axis form: negative, unsorted tuples, empty tuple, all axes."""
+    _check_reduction(op, _data("float64", (3, 4, 5)), axis)
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -146,9 +158,8 @@ def test_float32_sum_accuracy():
 def test_reduction_of_views(view, npview, op):
     a = np.arange(30, dtype=np.float64).reshape(6, 5) - 13.5
     t, ref = view(lazy.asarray(a)), npview(a)
-    for axis in (None, 0, -1):
-        assert_close(getattr(t, op)(axis), np_reduce(op, ref, axis, False))
-        assert_close(getattr(t * 1, op)(axis), np_reduce(op, ref, axis, False))
+    assert_close(getattr(t, op)(0), np_reduce(op, ref, 0, False))
+    assert_close(getattr(t * 1, op)(-1), np_reduce(op, ref, -1, False))  # fused producer
 
 
 def test_reduction_of_pending_and_fused_producers():
