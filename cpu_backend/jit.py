@@ -1,6 +1,7 @@
 """LLVM JIT: optimize for the host CPU, compile with MCJIT, cache by Kernel.
 
-The cache key is the `Kernel` itself: it is a frozen, structural dataclass
+An optional on-disk object cache (diskcache.py) serves new processes. The
+in-memory cache key is the `Kernel` itself: it is a frozen, structural dataclass
 that holds no sizes, so a new shape with the same structure is a hit. On a
 miss the report says what was new against the kernels already compiled
 (the smallest set among dtypes / rank / contiguity that, once ignored,
@@ -13,17 +14,20 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 
+import llvmlite
 import llvmlite.binding as llvm
 
 from scheduler.backend import CompileInfo
 from scheduler.kernel_ir import Kernel
 
 from .codegen import function_name, generate
+from .diskcache import DiskCache
 
 PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -34,7 +38,7 @@ class Compiled:
     name: str
     fn: object          # the ctypes function, wrapped once
     address: int
-    ir: str             # generated (unoptimized) LLVM IR
+    ir: str             # generated (unoptimized) LLVM IR; "" until asked when from disk
     ms: float
 
 
@@ -74,11 +78,15 @@ def _target_machine() -> llvm.TargetMachine:
 class JIT:
     """One MCJIT engine; thread-safe compile; in-memory cache keyed by Kernel."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: str | os.PathLike | None = None) -> None:
+        """`cache_dir` overrides LAZY_CACHE_DIR for the on-disk object cache."""
         self._lock = threading.RLock()
         self.tm = _target_machine()
         self.triple = self.tm.triple
         self.data_layout = str(self.tm.target_data)
+        salt = "|".join([llvmlite.__version__, str(llvm.llvm_version_info), self.triple,
+                         llvm.get_host_cpu_name(), _features()])
+        self.disk = DiskCache(cache_dir, salt)
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self._cache: dict[Kernel, Compiled] = {}
         self._seen: dict[tuple[str, ...], set[str]] = {s: set() for s in _SUBSETS}
@@ -86,9 +94,12 @@ class JIT:
     def ir(self, kernel: Kernel) -> str:
         """The generated LLVM IR for `kernel` (what `lazy.explain` shows)."""
         hit = self._cache.get(kernel)
-        if hit is not None:
+        if hit is not None and hit.ir:
             return hit.ir
-        return str(generate(kernel, self.triple, self.data_layout))
+        text = str(generate(kernel, self.triple, self.data_layout))
+        if hit is not None:
+            hit.ir = text
+        return text
 
     def optimize(self, text: str) -> llvm.ModuleRef:
         mod = llvm.parse_assembly(text)
@@ -117,22 +128,27 @@ class JIT:
             if hit is not None:
                 return hit, CompileInfo("hit", 0.0)
             t0 = time.perf_counter()
-            text = str(generate(kernel, self.triple, self.data_layout))
-            mod = self.optimize(text)
-            self._engine.add_module(mod)
-            self._engine.finalize_object()
+            text_repr = repr(kernel)
+            key = self.disk.key(text_repr)
+            obj = self.disk.load(key)
+            source = "disk" if obj is not None else "miss"
+            text = ""
+            if obj is None:
+                text = str(generate(kernel, self.triple, self.data_layout))
+                obj = self.tm.emit_object(self.optimize(text))
+                self.disk.store(key, obj)
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             name = function_name(kernel)
             addr = self._engine.get_function_address(name)
             if not addr:
                 raise RuntimeError(f"JIT produced no address for {name}")
             ms = (time.perf_counter() - t0) * 1e3
             c = Compiled(kernel, name, PROTO(addr), addr, text, ms)
-            new = self._what_is_new(kernel)
+            new = self._what_is_new(text_repr)
             self._cache[kernel] = c
-            return c, CompileInfo("miss", ms, new)
+            return c, CompileInfo(source, ms, new if source == "miss" else "")
 
-    def _what_is_new(self, kernel: Kernel) -> str:
-        text = repr(kernel)
+    def _what_is_new(self, text: str) -> str:
         keys = {s: _normalize(text, s) for s in _SUBSETS}
         new = "new structure" if self._cache else "new structure (first kernel)"
         for s in _SUBSETS:

@@ -459,8 +459,8 @@ def test_iota_through_view_chain():
 
 
 # -- compile cache ---------------------------------------------------------------------------
-def test_compile_once_per_structure():
-    be = CPUBackend(jit=JIT())
+def test_compile_once_per_structure(tmp_path):
+    be = CPUBackend(jit=JIT(cache_dir=tmp_path))
     k = contiguous_kernel(lambda x, y: binop("add", x, y), [float32, float32], float32, ndim=1)
     _, info = be.compile(k)
     assert info.cache == "miss" and info.ms > 0
@@ -481,8 +481,8 @@ def test_compile_once_per_structure():
     assert len(be.jit) == 5
 
 
-def test_concurrent_compile_is_single():
-    be = CPUBackend(jit=JIT())
+def test_concurrent_compile_is_single(tmp_path):
+    be = CPUBackend(jit=JIT(cache_dir=tmp_path))
     k = contiguous_kernel(lambda x: unop("exp", x), [float64], float64)
     infos = []
     threads = [threading.Thread(target=lambda: infos.append(be.compile(k)[1])) for _ in range(4)]
@@ -535,3 +535,37 @@ def test_column_reduction_tiled(op):
     for be in (CPUBackend(num_threads=1), CPUBackend(num_threads=2)):
         ours, ref = run_both(k, launch, [x], [cols], be)
         assert_same(ours, ref, exact=op not in ("sum", "prod"))
+
+
+def test_disk_cache_roundtrip_and_fail_soft(tmp_path, monkeypatch):
+    k = contiguous_kernel(lambda x: unop("sqrt", x), [float64], float64)
+    x = np.arange(50, dtype=np.float64)
+    first = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    assert first.compile(k)[1].cache == "miss"
+    files = list(tmp_path.glob("*.o"))
+    assert len(files) == 1
+    again = CPUBackend(jit=JIT(cache_dir=tmp_path))  # a "new process"
+    c, info = again.compile(k)
+    assert info.cache == "disk"
+    ours, ref = run_flat(k, [x], again)
+    np.testing.assert_array_equal(ours[0], ref[0])
+    assert "define void" in again.source(k)
+    # corrupt entry: ignored, recompiled, rewritten
+    files[0].write_bytes(files[0].read_bytes()[:-7] + b"garbage")
+    fresh = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    assert fresh.compile(k)[1].cache == "miss"
+    ours, ref = run_flat(k, [x], fresh)
+    np.testing.assert_array_equal(ours[0], ref[0])
+    assert CPUBackend(jit=JIT(cache_dir=tmp_path)).compile(k)[1].cache == "disk"
+    # a cache "directory" that is a file, and a disabled cache: runs still work
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")
+    for jit in (JIT(cache_dir=blocker / "sub"), None):
+        if jit is None:
+            monkeypatch.setenv("LAZY_DISK_CACHE", "0")
+            jit = JIT(cache_dir=tmp_path)
+        assert jit.disk.dir is None and jit.disk.status.startswith("off")
+        be = CPUBackend(jit=jit)
+        assert be.compile(k)[1].cache == "miss"
+        ours, ref = run_flat(k, [x], be)
+        np.testing.assert_array_equal(ours[0], ref[0])
