@@ -128,10 +128,19 @@ def _abs(b, d, x):
     return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), _neg(b, d, x), x)
 
 
+def _exp(b, d, x):
+    from .vmath import exp
+    return exp(b, x)
+
+
+def _tanh(b, d, x):
+    from .vmath import tanh32, tanh64
+    return tanh32(b, x) if d.itemsize == 4 else tanh64(b, x)
+
+
 def _sigmoid(b, d, x):
     one = ir.Constant(x.type, 1.0)
-    e = _call("llvm.exp")(b, d, b.fneg(x))
-    return b.fdiv(one, b.fadd(one, e))
+    return b.fdiv(one, b.fadd(one, _exp(b, d, b.fneg(x))))
 
 
 def _int_div_guard(b, x, y):
@@ -246,12 +255,12 @@ EMITTERS: dict[str, Emitter] = {
     "copy": lambda b, d, x: x,
     "neg": _neg,
     "abs": _abs,
-    "exp": _call("llvm.exp"),
+    "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
     "log": _call("llvm.log"),
     "sqrt": _call("llvm.sqrt"),
     "sin": _call("llvm.sin"),
     "cos": _call("llvm.cos"),
-    "tanh": _call("llvm.tanh"),
+    "tanh": _tanh,  # vmath.py too
     "sigmoid": _sigmoid,
     "invert": lambda b, d, x: b.xor(x, ir.Constant(x.type, -1 if d.is_int else 1)),
     "add": _by_kind(lambda b, d, x, y: b.or_(x, y), lambda b, d, x, y: b.add(x, y),
