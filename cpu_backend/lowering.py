@@ -133,6 +133,11 @@ def _exp(b, d, x):
     return exp(b, x)
 
 
+def _log(b, d, x):
+    from .vmath import log
+    return log(b, x)
+
+
 def _tanh(b, d, x):
     from .vmath import tanh32, tanh64
     return tanh32(b, x) if d.itemsize == 4 else tanh64(b, x)
@@ -256,7 +261,7 @@ EMITTERS: dict[str, Emitter] = {
     "neg": _neg,
     "abs": _abs,
     "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
-    "log": _call("llvm.log"),
+    "log": _log,  # vmath.py too
     "sqrt": _call("llvm.sqrt"),
     "sin": _call("llvm.sin"),
     "cos": _call("llvm.cos"),
