@@ -18,6 +18,7 @@ _NAMES = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "arg
 
 
 def _axes(t: Tensor, axis, op: str) -> tuple[int, ...]:
+    """Reduced axes, sorted; () for a 0-d tensor (dim 0 or -1 names its one value)."""
     if axis is None:
         return tuple(range(t.ndim))
     if isinstance(axis, (tuple, list)):
@@ -26,8 +27,9 @@ def _axes(t: Tensor, axis, op: str) -> tuple[int, ...]:
         axes = tuple(normalize_dim(a, t.ndim, "axis") for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {axis!r}")
-        return tuple(sorted(axes))
-    return (normalize_dim(axis, t.ndim, "axis"),)
+        return tuple(sorted(axes)) if t.ndim else ()
+    d = normalize_dim(axis, t.ndim, "axis")
+    return (d,) if t.ndim else ()
 
 
 def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
@@ -45,6 +47,10 @@ def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
         raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has "
                          f"no identity (shape {t.shape}, axis {axis})")
     src = elementwise.cast(t, bool_) if op in ("any", "all") else t
+    if not axes:  # nothing to reduce: NumPy gives the values in the result dtype
+        if op in ("argmax", "argmin"):
+            return elementwise.const(0, red.result_dtype(t.dtype), t.shape, t.device)
+        return elementwise.astype(src, red.result_dtype(src.dtype))
     if op in ("argmax", "argmin") and axis is None and t.ndim > 1:
         flat = src.reshape(-1)  # NumPy: the index into the flattened tensor
         out = reduce(flat, op)

@@ -73,11 +73,17 @@ def permute(t: Tensor, dims: tuple) -> Tensor:
 
 
 def transpose(t: Tensor, dims: tuple) -> Tensor:
-    """NumPy's transpose(axes) and PyTorch's transpose(dim0, dim1) alike."""
+    """PyTorch's transpose(dim0, dim1) swaps; NumPy's transpose(axes) permutes.
+
+    Two separate ints swap (also on 2-D, where NumPy's reading would be a
+    no-op nobody writes on purpose); one tuple, or one int per axis, is a
+    permutation; no argument reverses the axes.
+    """
     if not dims:
         return permute(t, tuple(reversed(range(t.ndim))))
+    swap = len(dims) == 2 and not isinstance(dims[0], (tuple, list))
     dims = _shape_arg(dims)
-    if len(dims) == 2 and t.ndim != 2:
+    if swap:
         a, b = (normalize_dim(d, t.ndim) for d in dims)
         perm = list(range(t.ndim))
         perm[a], perm[b] = perm[b], perm[a]
@@ -221,7 +227,7 @@ def getitem(t: Tensor, key) -> Tensor:
         if isinstance(k, (Tensor, np.ndarray, list, bool, np.bool_)):
             raise IndexError(f"advanced (integer-array or boolean) indexing is not supported "
                              f"yet; got an index of type {type(k).__name__}")
-    v, d = t._view, 0
+    v, d, axis = t._view, 0, 0  # d: axis of the result so far; axis: of t
     for k in _expand_key(t, key):
         if k is None:
             v = v.unsqueeze(d)
@@ -231,11 +237,13 @@ def getitem(t: Tensor, key) -> Tensor:
                 raise ValueError("slice step cannot be zero")
             v = v.slice(d, *k.indices(v.shape[d]))
             d += 1
+            axis += 1
         else:
             try:
                 i = operator.index(k)
             except TypeError:
                 raise IndexError(f"only integers, slices (`:`), ellipsis (`...`) and None "
                                  f"are valid indices, got {k!r}") from None
-            v = v.select(d, _index(i, v.shape[d], d))
+            v = v.select(d, _index(i, v.shape[d], axis))
+            axis += 1
     return t._as(v)

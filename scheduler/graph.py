@@ -23,10 +23,21 @@ _PACKAGE_DIRS = tuple(
     for p in ("lazy", "scheduler", "cpu_backend", "cuda_backend"))
 
 
+_inside: dict[str, bool] = {}
+
+
+def _is_ours(filename: str) -> bool:
+    """Is this code file part of lazyrt? (normalized once per file: paths may hold '..')"""
+    ours = _inside.get(filename)
+    if ours is None:
+        ours = _inside[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIRS)
+    return ours
+
+
 def user_location() -> str:
     """`file:line` of the innermost frame outside lazyrt's own packages."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIRS):
+    while f is not None and _is_ours(f.f_code.co_filename):
         f = f.f_back
     if f is None:
         return "<unknown>"

@@ -82,7 +82,7 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
 
         x = _evaluate([r.expr], leaf_full)[id(r.expr)]
         x = np.broadcast_to(x, shape)
-        if x.size == 0 and REDUCTIONS[r.op].identity is None:
+        if x.size == 0 and math.prod(out_shape) and REDUCTIONS[r.op].identity is None:
             raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
         reduced = np.asarray(_reduce(r.op, x, r.acc, out_shape)).astype(r.dtype.np)
 

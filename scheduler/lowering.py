@@ -206,6 +206,8 @@ def lower(group: Group, name_index: int) -> Step:
                     tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
     launch = Launch(tuple(shape), launch_views, out_launch, [v for _, v in b.scalars])
     ops = _op_names(group)
-    label = "_".join(dict.fromkeys(o.split("@")[0] for o in ops))[:40]
+    label = "_".join(dict.fromkeys(o.split("@")[0] for o in ops))
+    if len(label) > 40:  # cut at an op boundary
+        label = label[:label.rfind("_", 0, 40)] + "_etc"
     return Step(f"{'r' if reduce else 'e'}{name_index}_{label}", group, [root],
                 bufs, kernel, launch, ops)

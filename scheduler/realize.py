@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .backend import CompileInfo
 from .backends import FallbackError, blas_name, choose, run_extern
 from .fusion import fuse
 from .graph import Buffer, host_view
@@ -69,12 +70,15 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str) -> None:
                                     0.0, run_ms, _nbytes(step)))
         return
     backend, reason = choose(step.kernel, device)
-    compiled, info = backend.compile(step.kernel)
     outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
-    ins = [None if b is None else b.array for b in step.inputs]
-    t = time.perf_counter()
-    backend.run(compiled, step.kernel, step.launch, ins, outs)
-    run_ms = (time.perf_counter() - t) * 1e3
+    if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
+        compiled, info, run_ms = None, CompileInfo("-", 0.0), 0.0
+    else:
+        compiled, info = backend.compile(step.kernel)
+        ins = [None if b is None else b.array for b in step.inputs]
+        t = time.perf_counter()
+        backend.run(compiled, step.kernel, step.launch, ins, outs)
+        run_ms = (time.perf_counter() - t) * 1e3
     for b, arr in zip(step.outputs, outs):
         b.array, b.node = arr, None
     cache = info.cache + (f" ({info.new})" if info.new else "")

@@ -121,7 +121,7 @@ class View:
         length = len(range(start, stop, step))
         shape = list(self.shape)
         strides = list(self.strides)
-        offset = self.offset + (start * strides[dim] if length else 0)
+        offset = self.offset + start * strides[dim]  # kept when empty, as PyTorch
         shape[dim] = length
         strides[dim] *= step
         return View(tuple(shape), tuple(strides), offset)

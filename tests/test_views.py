@@ -336,16 +336,19 @@ def test_iteration_and_len():
 
 
 # -- PyTorch comparisons (duplicates the NumPy checks above when torch is importable) -------
-@pytest.mark.parametrize("name, shape, fn, npfn", VIEW_CASES, ids=IDS)
+# PyTorch has no negative slice steps; these cases are checked against NumPy only.
+TORCH_CANNOT = {"slice_neg_step", "slice_neg_step2", "slice_empty_neg", "ellipsis_mid",
+                "chain", "unsqueeze_strided", "diagonal_of_view"}
+TORCH_CASES = [c for c in VIEW_CASES if c[0] not in TORCH_CANNOT]
+
+
+@pytest.mark.parametrize("name, shape, fn, npfn", TORCH_CASES, ids=[c[0] for c in TORCH_CASES])
 def test_view_strides_match_torch(name, shape, fn, npfn):
     torch = pytest.importorskip("torch")
     a = _base(shape)
     tt = torch.from_numpy(a.copy())
     t = lazy.asarray(a)
-    try:
-        expected = fn(tt)
-    except ValueError as e:  # negative slice steps
-        pytest.skip(f"torch rejects this case: {e}")
+    expected = fn(tt)
     v = fn(t)
     assert v.shape == tuple(expected.shape)
     if v.size:  # offsets of empty views address nothing
