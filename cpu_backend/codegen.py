@@ -30,11 +30,10 @@ from typing import Callable, NamedTuple
 from llvmlite import ir
 
 from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64, result_type
-from scheduler.kernel_ir import (Cast, Expr, Kernel, Load, Op, Reduced, Scalar, ViewSlot,
-                                 arg_layout, postorder)
+from scheduler.kernel_ir import Cast, Expr, Kernel, Op, arg_layout, postorder
 from scheduler.ops import ELEMENTWISE
 
-from .lowering import F64, I1, I8, I64, cast, emit_op, mem_type, reg_type
+from .lowering import F64, I8, I64, cast, emit_op, mem_type
 from .reduction import Accumulator
 
 CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout", "tile")
@@ -55,7 +54,10 @@ class Ptr(NamedTuple):
 
 
 def function_name(kernel: Kernel) -> str:
-    return f"lazy_{kernel.digest()}"
+    """Symbol name: from the structural key (Kernel.digest() uses repr, which
+    recurses and fails on deep expressions)."""
+    from .keys import key_digest, structural_key
+    return f"lazy_{key_digest(structural_key(kernel))}"
 
 
 class _Gen:
@@ -95,10 +97,6 @@ class _Gen:
     def shape(self, lo: int, hi: int) -> list[ir.Value]:
         """Domain extents of axes [lo, hi); a rank-0 space is one virtual axis of 1."""
         return self.a[lo:hi] or [ir.Constant(I64, 1)]
-
-    def strides(self, slot: ViewSlot, lo: int, hi: int) -> list[ir.Value]:
-        s = [self.a[slot.strides + d] for d in range(lo, hi)]
-        return s or [ir.Constant(I64, 0)]
 
     def add(self, x: ir.Value, y: ir.Value) -> ir.Value:
         """Index arithmetic: nsw tells SCEV positions never wrap, which the

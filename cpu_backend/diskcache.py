@@ -55,8 +55,8 @@ class DiskCache:
             self.dir = None
             self.status = f"off ({type(e).__name__}: {e})"
 
-    def key(self, kernel_repr: str) -> str:
-        return hashlib.sha256((self.salt + "\0" + kernel_repr).encode()).hexdigest()[:40]
+    def key(self, structural_key: str) -> str:
+        return hashlib.sha256((self.salt + "\0" + structural_key).encode()).hexdigest()[:40]
 
     def load(self, key: str) -> bytes | None:
         if self.dir is None:

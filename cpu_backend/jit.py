@@ -1,8 +1,11 @@
 """LLVM JIT: optimize for the host CPU, compile with MCJIT, cache by Kernel.
 
 An optional on-disk object cache (diskcache.py) serves new processes. The
-in-memory cache key is the `Kernel` itself: it is a frozen, structural dataclass
-that holds no sizes, so a new shape with the same structure is a hit. On a
+in-memory cache is keyed by the Kernel's structure: a Kernel holds no sizes,
+so a new shape with the same structure is a hit. The key is
+`keys.structural_key(kernel)` (equal exactly when the Kernels are `==`)
+rather than the Kernel object, whose recursive hash/repr fail on deep
+expressions; the same Kernel object is found by identity first. On a
 miss the report says what was new against the kernels already compiled
 (the smallest set among dtypes / rank / contiguity that, once ignored,
 matches a cached kernel; otherwise "new structure"), because the log has
@@ -13,11 +16,10 @@ thread pool in launch.py relies on.
 from __future__ import annotations
 
 import ctypes
-import itertools
 import os
-import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 import llvmlite
@@ -26,8 +28,9 @@ import llvmlite.binding as llvm
 from scheduler.backend import CompileInfo
 from scheduler.kernel_ir import Kernel
 
-from .codegen import function_name, generate
+from .codegen import generate
 from .diskcache import DiskCache
+from .keys import NewnessTracker, key_digest, structural_key
 
 PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -40,21 +43,6 @@ class Compiled:
     address: int
     ir: str             # generated (unoptimized) LLVM IR; "" until asked when from disk
     ms: float
-
-
-_ASPECTS = {
-    "dtypes": (re.compile(r"lazy\.(bool|int32|int64|float32|float64)"), "lazy.T"),
-    "rank": (re.compile(r"(ndim|n_reduce)=\d+|chain=\([^)]*\)"), "R"),
-    "contiguity": (re.compile(r"inner=(None|-?\d+)"), "inner=?"),
-}
-_SUBSETS = [s for n in (1, 2, 3) for s in itertools.combinations(_ASPECTS, n)]
-
-
-def _normalize(text: str, aspects: tuple[str, ...]) -> str:
-    for a in aspects:
-        pat, rep = _ASPECTS[a]
-        text = pat.sub(rep, text)
-    return text
 
 
 def _features() -> str:
@@ -88,12 +76,13 @@ class JIT:
                          llvm.get_host_cpu_name(), _features()])
         self.disk = DiskCache(cache_dir, salt)
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
-        self._cache: dict[Kernel, Compiled] = {}
-        self._seen: dict[tuple[str, ...], set[str]] = {s: set() for s in _SUBSETS}
+        self._cache: dict[str, Compiled] = {}  # structural key -> compiled
+        self._by_id: dict[int, tuple[weakref.ref, Compiled]] = {}  # same object: no key
+        self._newness = NewnessTracker()
 
     def ir(self, kernel: Kernel) -> str:
         """The generated LLVM IR for `kernel` (what `lazy.explain` shows)."""
-        hit = self._cache.get(kernel)
+        hit = self.lookup(kernel)
         if hit is not None and hit.ir:
             return hit.ir
         text = str(generate(kernel, self.triple, self.data_layout))
@@ -114,50 +103,58 @@ class JIT:
         return mod
 
     def optimized_ir(self, kernel: Kernel) -> str:
-        return str(self.optimize(self.ir(kernel)))
+        """The IR after -O3 (vectorized loops visible): for explain/debugging."""
+        with self._lock:
+            return str(self.optimize(self.ir(kernel)))
 
     def assembly(self, kernel: Kernel) -> str:
-        return self.tm.emit_assembly(self.optimize(self.ir(kernel)))
+        with self._lock:
+            return self.tm.emit_assembly(self.optimize(self.ir(kernel)))
+
+    def lookup(self, kernel: Kernel) -> Compiled | None:
+        """A compiled kernel for this Kernel object, or an equal one."""
+        ref = self._by_id.get(id(kernel))
+        if ref is not None and ref[0]() is kernel:
+            return ref[1]
+        hit = self._cache.get(structural_key(kernel))
+        if hit is not None:
+            self._remember(kernel, hit)
+        return hit
+
+    def _remember(self, kernel: Kernel, c: Compiled) -> None:
+        kid = id(kernel)
+        self._by_id[kid] = (weakref.ref(kernel, lambda _: self._by_id.pop(kid, None)), c)
 
     def compile(self, kernel: Kernel) -> tuple[Compiled, CompileInfo]:
-        hit = self._cache.get(kernel)
+        hit = self.lookup(kernel)
         if hit is not None:
             return hit, CompileInfo("hit", 0.0)
         with self._lock:
-            hit = self._cache.get(kernel)
+            key = structural_key(kernel)
+            hit = self._cache.get(key)
             if hit is not None:
+                self._remember(kernel, hit)
                 return hit, CompileInfo("hit", 0.0)
             t0 = time.perf_counter()
-            text_repr = repr(kernel)
-            key = self.disk.key(text_repr)
-            obj = self.disk.load(key)
+            dkey = self.disk.key(key)
+            obj = self.disk.load(dkey)
             source = "disk" if obj is not None else "miss"
             text = ""
             if obj is None:
                 text = str(generate(kernel, self.triple, self.data_layout))
                 obj = self.tm.emit_object(self.optimize(text))
-                self.disk.store(key, obj)
+                self.disk.store(dkey, obj)
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            name = function_name(kernel)
+            name = f"lazy_{key_digest(key)}"
             addr = self._engine.get_function_address(name)
             if not addr:
                 raise RuntimeError(f"JIT produced no address for {name}")
             ms = (time.perf_counter() - t0) * 1e3
             c = Compiled(kernel, name, PROTO(addr), addr, text, ms)
-            new = self._what_is_new(text_repr)
-            self._cache[kernel] = c
+            new = self._newness.describe(key)
+            self._cache[key] = c
+            self._remember(kernel, c)
             return c, CompileInfo(source, ms, new if source == "miss" else "")
-
-    def _what_is_new(self, text: str) -> str:
-        keys = {s: _normalize(text, s) for s in _SUBSETS}
-        new = "new structure" if self._cache else "new structure (first kernel)"
-        for s in _SUBSETS:
-            if keys[s] in self._seen[s]:
-                new = "new " + " and ".join(s)
-                break
-        for s in _SUBSETS:
-            self._seen[s].add(keys[s])
-        return new
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -14,7 +14,7 @@ import math
 
 from llvmlite import ir
 
-from .lowering import F32, F64, I32, I64, intrinsic
+from .lowering import F32, I32, I64, intrinsic
 
 # Cephes expf: exp(r) = 1 + r + r^2 P(r) for |r| <= ln2/2; exp: Pade form in r^2.
 _EXPF_P = [1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
