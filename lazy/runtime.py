@@ -1,8 +1,8 @@
-"""Building nodes, tracking live pending tensors, and syncing them.
+"""Building nodes, tracking live pending storages, and syncing them.
 
-Live tensors are tracked by id with weak references (not a WeakSet: that
-would compare tensors with `==`, which builds a lazy op). `sync()` with no
-arguments realizes the pending buffer of every tensor still alive.
+Storages (what all views of a tensor share) are tracked by id with weak
+references. `sync()` with no arguments realizes the pending version of
+every storage some live tensor still views.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from scheduler.realize import realize
 from scheduler.view import View
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from .tensor import Storage, Tensor
 
 _live: dict[int, weakref.ref] = {}
 _pending_nodes = 0
@@ -27,31 +27,47 @@ class ImplicitSyncError(RuntimeError):
     """An implicit sync happened while LAZY_IMPLICIT_SYNC=error."""
 
 
-def track(t: "Tensor") -> None:
-    key = id(t)
-    _live[key] = weakref.ref(t, lambda _, key=key: _live.pop(key, None))
+def track(s: "Storage") -> None:
+    key = id(s)
+    _live[key] = weakref.ref(s, lambda _, key=key: _live.pop(key, None))
 
 
 def make(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
          device: str) -> "Tensor":
     """A new pending tensor computed by `op` (the one way nodes are built)."""
     from .tensor import Tensor
+    t = Tensor._wrap(_pending(op, srcs, arg, dtype, shape, device), View.contiguous(shape))
+    _count_node()
+    return t
+
+
+def _pending(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
+             device: str) -> Buffer:
+    return Buffer.pending_from(Node(op, srcs, arg, dtype, shape, user_location()), device)
+
+
+def _count_node() -> None:
     global _pending_nodes
-    node = Node(op, srcs, arg, dtype, shape, user_location())
-    t = Tensor._wrap(Buffer.pending_from(node, device), View.contiguous(shape))
     _pending_nodes += 1
     if _pending_nodes > config.max_pending_nodes:
         sync(_cause=f"auto: {_pending_nodes} pending nodes exceed "
                     f"max_pending_nodes={config.max_pending_nodes}")
-    return t
+
+
+def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
+    """Point `storage` at a new version: a scatter over its current buffer."""
+    old = storage.buf
+    storage.buf = _pending("scatter", srcs, arg, old.dtype, (old.size,), old.device)
+    track(storage)
+    _count_node()
 
 
 def live_pending() -> list[Buffer]:
     seen: dict[int, Buffer] = {}
     for ref in list(_live.values()):
-        t = ref()
-        if t is not None and t._buf.pending:
-            seen.setdefault(id(t._buf), t._buf)
+        s = ref()
+        if s is not None and s.buf.pending:
+            seen.setdefault(id(s.buf), s.buf)
     return list(seen.values())
 
 

@@ -27,21 +27,40 @@ def asarray_like(x: object, device: str) -> "Tensor":
     return Tensor._wrap(buf, view)
 
 
+class Storage:
+    """The identity every view of a tensor shares; `buf` is its current version.
+
+    A write makes a new Buffer (a scatter over the old one) and points the
+    storage at it, so every view sees the write, while ops built earlier
+    keep reading the old Buffer they captured.
+    """
+    __slots__ = ("buf", "__weakref__")
+
+    def __init__(self, buf: Buffer):
+        self.buf = buf
+        if buf.pending:
+            runtime.track(self)
+
+
 class Tensor:
-    __slots__ = ("_buf", "_view", "__weakref__")
+    __slots__ = ("_storage", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
 
     @classmethod
     def _wrap(cls, buf: Buffer, view: View) -> "Tensor":
         t = object.__new__(cls)
-        t._buf, t._view = buf, view
-        if buf.pending:
-            runtime.track(t)
+        t._storage, t._view = Storage(buf), view
         return t
 
     def _as(self, view: View) -> "Tensor":
         """Another view of the same storage."""
-        return Tensor._wrap(self._buf, view)
+        t = object.__new__(Tensor)
+        t._storage, t._view = self._storage, view
+        return t
+
+    @property
+    def _buf(self) -> Buffer:
+        return self._storage.buf
 
     # -- attributes --------------------------------------------------------
     @property

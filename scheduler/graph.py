@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,8 @@ class Node:
                  shape: tuple[int, ...], where: str):
         self.op = op
         self.srcs: tuple[tuple[Buffer, View], ...] = srcs
+        for buf, _ in srcs:
+            buf.add_reader(self)
         self.arg = arg
         self.dtype = dtype
         self.shape = shape
@@ -63,8 +66,12 @@ class Node:
 
 
 class Buffer:
-    """A flat storage of `size` elements on one device."""
-    __slots__ = ("device", "dtype", "size", "array", "node", "__weakref__")
+    """A flat storage of `size` elements on one device.
+
+    `readers` weakly holds the pending nodes that read this buffer: a write
+    may reuse the buffer's memory only when none of them is left.
+    """
+    __slots__ = ("device", "dtype", "size", "array", "node", "readers", "__weakref__")
 
     def __init__(self, device: str, dtype: DType, size: int,
                  array: np.ndarray | None = None, node: Node | None = None):
@@ -73,6 +80,15 @@ class Buffer:
         self.size = size
         self.array = array
         self.node = node
+        self.readers: weakref.WeakSet | None = None
+
+    def add_reader(self, node: "Node") -> None:
+        if self.readers is None:
+            self.readers = weakref.WeakSet()
+        self.readers.add(node)
+
+    def live_readers(self) -> list["Node"]:
+        return list(self.readers) if self.readers is not None else []
 
     @property
     def pending(self) -> bool:

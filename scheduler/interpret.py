@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .kernel_ir import Cast, Expr, Kernel, Launch, Load, Op, Reduced, Scalar, postorder
+from .kernel_ir import Cast, Expr, Gather, Kernel, Launch, Load, Op, Reduced, Scalar, postorder
 from .ops import ELEMENTWISE, REDUCTIONS
 from .view import View
 
@@ -40,6 +40,8 @@ def _evaluate(roots: list[Expr], leaf) -> dict[int, np.ndarray]:
                 r = ELEMENTWISE[e.name].numpy(*args)
             elif isinstance(e, Cast):
                 r = values[id(e.x)].astype(e.dtype.np)
+            elif isinstance(e, Gather):
+                r = leaf(e)[values[id(e.pos)]]
             else:
                 r = leaf(e)
             values[id(e)] = np.asarray(r).astype(e.dtype.np, copy=False)
@@ -74,6 +76,8 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
         r = kernel.reduce
 
         def leaf_full(e: Expr):
+            if isinstance(e, Gather):
+                return inputs[e.input]
             if isinstance(e, Load):
                 return load(e.input, "full")
             if isinstance(e, Scalar):
@@ -87,6 +91,8 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
         reduced = np.asarray(_reduce(r.op, x, r.acc, out_shape)).astype(r.dtype.np)
 
     def leaf_out(e: Expr):
+        if isinstance(e, Gather):
+            return inputs[e.input]
         if isinstance(e, Load):
             return load(e.input, kernel.inputs[e.input].space)
         if isinstance(e, Scalar):
@@ -95,9 +101,13 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
             return reduced
         raise TypeError(e)
 
-    values = _evaluate([o.expr for o in kernel.outputs], leaf_out)
+    roots = [o.expr for o in kernel.outputs] + [o.pos for o in kernel.outputs if o.pos is not None]
+    values = _evaluate(roots, leaf_out)
     for o, view, dst in zip(kernel.outputs, launch.outputs, outputs):
         if math.prod(out_shape) == 0:
             continue
         v = np.broadcast_to(values[id(o.expr)], out_shape).astype(o.dtype.np)
-        dst[positions(view, [], out_shape)] = v
+        if o.pos is None:
+            dst[positions(view, [], out_shape)] = v
+        else:  # C order, so the last of duplicate positions wins, as in NumPy
+            dst[np.broadcast_to(values[id(o.pos)], out_shape).reshape(-1)] = v.reshape(-1)

@@ -57,12 +57,24 @@ class Cast:
 
 
 @dataclass(frozen=True)
+class Gather:
+    """Read input `input` at the element position `pos` (an int64 expression).
+
+    Advanced indexing: positions are data, so the input's views are not
+    used; `pos` is absolute within the input's flat storage.
+    """
+    input: int
+    pos: "Expr"
+    dtype: DType
+
+
+@dataclass(frozen=True)
 class Reduced:
     """The kernel's reduction result, readable only by outputs (epilogue)."""
     dtype: DType
 
 
-Expr = Union[Load, Scalar, Op, Cast, Reduced]
+Expr = Union[Load, Scalar, Op, Cast, Gather, Reduced]
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
@@ -70,6 +82,8 @@ def children(e: Expr) -> tuple[Expr, ...]:
         return e.args
     if isinstance(e, Cast):
         return (e.x,)
+    if isinstance(e, Gather):
+        return (e.pos,)
     return ()
 
 
@@ -100,6 +114,7 @@ class Input:
     inner: int | None = None     # innermost stride of the first view when fixed
                                  # at compile time (0 or 1), else None: runtime
     iota: bool = False           # the value is the position itself
+    indirect: bool = False       # read only by Gather at computed positions
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,9 @@ class Output:
     dtype: DType
     expr: Expr
     inner: int | None = None  # innermost output stride when fixed (1), else runtime
+    pos: Expr | None = None   # advanced-index writes: store at this element
+                              # position instead of through the output view;
+                              # run in order, so the last duplicate wins (NumPy)
 
 
 @dataclass(frozen=True)
@@ -143,7 +161,8 @@ class Kernel:
         Iterative, so deep trees cost no recursion (repr() of a nested
         dataclass would).
         """
-        roots = [o.expr for o in self.outputs] + ([self.reduce.expr] if self.reduce else [])
+        roots = [o.expr for o in self.outputs] + [o.pos for o in self.outputs if o.pos is not None]
+        roots += [self.reduce.expr] if self.reduce else []
         order = postorder(roots)
         index = {id(e): n for n, e in enumerate(order)}
         lines = [f"{self.ndim} {self.n_reduce} {self.inputs!r} {self.scalars!r}"]
@@ -154,7 +173,8 @@ class Kernel:
         if self.reduce:
             r = self.reduce
             lines.append(f"reduce {r.op} {r.acc.name} {r.dtype.name} {index[id(r.expr)]}")
-        lines += [f"out {o.dtype.name} {o.inner} {index[id(o.expr)]}" for o in self.outputs]
+        lines += [f"out {o.dtype.name} {o.inner} {index[id(o.expr)]} "
+                  f"{index[id(o.pos)] if o.pos is not None else '-'}" for o in self.outputs]
         return "\n".join(lines)
 
 

@@ -61,6 +61,8 @@ def merge_duplicates(order: list[Buffer]) -> tuple[list[Buffer], dict[int, Buffe
         node = buf.node
         if any(id(b) in alias for b, _ in node.srcs):
             node.srcs = tuple((alias.get(id(b), b), v) for b, v in node.srcs)
+            for b, _ in node.srcs:
+                b.add_reader(node)
         first = seen.setdefault(_key(node), buf)
         if first is buf:
             kept.append(buf)
