@@ -1,4 +1,23 @@
-"""LLVM-JIT CPU backend: kernel IR -> LLVM IR (llvmlite) -> MCJIT, thread-parallel."""
+"""LLVM-JIT CPU backend: kernel IR -> LLVM IR (llvmlite) -> MCJIT, thread-parallel.
+
+Modules, in pipeline order:
+  lowering.py      per-op emitters (the registration for scheduler.ops), casts
+  vmath.py         vectorizable exp/log/tanh (libm calls would stop vectorization)
+  reduction.py     accumulator rules for the eight reductions
+  codegen.py       the entry signature, row x innermost-axis flat-range loops
+  loops.py         location helpers, the elementwise body, blocked argmax
+  reduce_loops.py  reduction nest: per-element or tiled-along-out loop order
+  keys.py          structural cache keys and "what was new" on a miss
+  jit.py           host target machine, -O3 new pass manager, MCJIT, caches
+  diskcache.py     fail-soft on-disk object cache
+  launch.py        thread pool and work splitting (out range or reduce range)
+  backend.py       CPUBackend, the scheduler.backend.Backend protocol
+  bench.py         `python -m cpu_backend.bench`: timings vs NumPy / numexpr
+
+Environment: LAZY_NUM_THREADS (worker threads, default os.cpu_count()),
+LAZY_CACHE_DIR (object cache, default ~/.cache/lazyrt/llvm), LAZY_DISK_CACHE=0
+(no object cache).
+"""
 from .backend import CPUBackend
 
 __all__ = ["CPUBackend"]
