@@ -1,0 +1,11 @@
+"""CUDA backend: kernel IR -> CUDA C -> CuPy RawModule (NVRTC); cuBLAS for matmul.
+
+`CUDABackend().source(kernel)` needs neither CuPy nor a GPU; running needs
+both (`CUDABackend().available()` says why not). See docs/cuda.md.
+"""
+from .backend import CUDABackend, probe
+from .codegen import CudaSource, generate
+from .extern import cublas_reason, device_view, matmul, run_extern
+
+__all__ = ["CUDABackend", "CudaSource", "generate", "matmul", "run_extern", "device_view",
+           "cublas_reason", "probe"]

@@ -1,0 +1,213 @@
+"""CUDABackend: the scheduler's Backend protocol over CuPy RawModule.
+
+Glue only: code generation (codegen.py), launch geometry (launch.py), and
+CuPy for compiling (NVRTC), caching (CuPy's on-disk kernel cache, plus an
+in-memory map from kernel structure to the loaded function) and launching.
+CuPy is imported lazily, so `source()` and `supports()` work on machines
+without CuPy or a GPU (that is what `lazy.explain(device="cuda")` needs),
+and `available()` says why CUDA cannot run instead of raising.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from scheduler.backend import CompileInfo
+from scheduler.dtypes import DType, result_type
+from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, postorder
+from scheduler.ops import ELEMENTWISE, REDUCTIONS
+
+from .codegen import SUPPORTED_OPS, CudaSource, generate
+from .launch import plan_launch
+from .nvrtc import OPTIONS
+
+
+def _why(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    if "InsufficientDriver" in text or "NoDevice" in text or "libcuda" in text:
+        kind = "no CUDA device" if "NoDevice" in text else "no usable CUDA driver"
+        return f"{kind} ({text})"
+    return f"{type(e).__name__}: {text}"
+
+
+@lru_cache(maxsize=1)
+def probe() -> tuple[bool, str]:
+    """(usable, description or reason), computed once per process."""
+    try:
+        import cupy
+    except Exception as e:  # noqa: BLE001 - any import failure means "no CUDA"
+        return False, f"cuda unavailable: CuPy is not installed ({type(e).__name__}: {e}); " \
+                      f"install lazyrt[cuda]"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001
+        return False, f"cuda unavailable: {_why(e)}"
+    if n == 0:
+        return False, "cuda unavailable: no CUDA device"
+    try:
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        sms = props["multiProcessorCount"]
+        return True, f"{name} (sm_{props['major']}{props['minor']}, {sms} SMs), " \
+                     f"CuPy {cupy.__version__}"
+    except Exception as e:  # noqa: BLE001
+        return False, f"cuda unavailable: {_why(e)}"
+
+
+@lru_cache(maxsize=None)
+def _sm_count(device_id: int) -> int:
+    import cupy
+    return int(cupy.cuda.Device(device_id).attributes["MultiProcessorCount"])
+
+
+class Compiled:
+    """A loaded kernel function and the source it came from."""
+    __slots__ = ("src", "module", "function")
+
+    def __init__(self, src: CudaSource, module: Any, function: Any):
+        self.src, self.module, self.function = src, module, function
+
+
+class CUDABackend:
+    name = "cuda"
+    device = "cuda"
+
+    def __init__(self) -> None:
+        self._sources: dict[str, CudaSource] = {}
+        self._compiled: dict[tuple[int, str], Compiled] = {}
+        self._lock = threading.Lock()
+
+    def available(self) -> tuple[bool, str]:
+        return probe()
+
+    def supports(self, kernel: Kernel) -> tuple[bool, str]:
+        red = kernel.reduce
+        if red is not None and red.op not in REDUCTIONS:
+            return False, f"no CUDA lowering for reduction {red.op!r}"
+        roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
+        for e in postorder(roots):
+            if isinstance(e, Op):
+                if e.name not in SUPPORTED_OPS:
+                    return False, f"no CUDA lowering for op {e.name!r}"
+                data = e.args[1:] if e.name == "where" else e.args
+                try:
+                    ELEMENTWISE[e.name].compute_dtype(result_type(*[a.dtype for a in data]))
+                except TypeError as err:
+                    return False, str(err)
+        if red is not None:
+            for e in postorder([red.expr]):
+                if isinstance(e, Load) and kernel.inputs[e.input].space != "full":
+                    return False, f"reduction prologue reads out-space input {e.input}"
+                if isinstance(e, Reduced):
+                    return False, "Reduced inside its own reduction"
+        for o in kernel.outputs:
+            for e in postorder([o.expr]):
+                if isinstance(e, Load) and red is not None \
+                        and kernel.inputs[e.input].space == "full":
+                    return False, f"output reads full-space input {e.input} after a reduction"
+                if isinstance(e, Reduced) and red is None:
+                    return False, "Reduced without a reduction"
+        return True, "all ops lowered to CUDA C"
+
+    def generated(self, kernel: Kernel) -> CudaSource:
+        """The CudaSource for `kernel` (cached by structure; no GPU needed)."""
+        key = kernel.digest()
+        src = self._sources.get(key)
+        if src is None:
+            src = self._sources[key] = generate(kernel)
+        return src
+
+    def source(self, kernel: Kernel) -> str:
+        return self.generated(kernel).source
+
+    def compile(self, kernel: Kernel) -> tuple[Compiled, CompileInfo]:
+        import cupy
+        dev = cupy.cuda.Device().id
+        src = self.generated(kernel)
+        key = (dev, src.name)
+        hit = self._compiled.get(key)
+        if hit is not None:
+            return hit, CompileInfo("hit", 0.0)
+        t = time.perf_counter()
+        with self._lock:
+            hit = self._compiled.get(key)
+            if hit is not None:
+                return hit, CompileInfo("hit", 0.0)
+            # RawModule compiles with NVRTC on first use and keeps the cubin in
+            # CuPy's on-disk cache (CUPY_CACHE_DIR), so a new process skips NVRTC.
+            module = cupy.RawModule(code=src.source, options=OPTIONS)
+            function = module.get_function(src.name)
+            compiled = self._compiled[key] = Compiled(src, module, function)
+        ms = (time.perf_counter() - t) * 1e3
+        return compiled, CompileInfo("miss", ms, "new structure")
+
+    def run(self, compiled: Any, kernel: Kernel, launch: Launch,
+            inputs: list, outputs: list) -> None:
+        import cupy
+        if not isinstance(compiled, Compiled):
+            compiled, _ = self.compile(kernel)
+        src = compiled.src
+        plan = plan_launch(kernel, launch, _sm_count(cupy.cuda.Device().id))
+        if kernel.reduce is not None and plan.n_out and not plan.n_red \
+                and REDUCTIONS[kernel.reduce.op].identity is None:
+            raise ValueError(f"zero-size reduction with {kernel.reduce.op}, "
+                             f"which has no identity")
+        if plan.n_out == 0:
+            return
+        a, s = pack_launch(kernel, launch)
+        bufs: dict[tuple[str, int], Any] = {}
+        for i, (inp, x) in enumerate(zip(kernel.inputs, inputs)):
+            if not inp.iota:
+                bufs[("in", i)] = _device_array(x, inp.dtype, f"input {i}")
+        for i, (o, y) in enumerate(zip(kernel.outputs, outputs)):
+            if not isinstance(y, cupy.ndarray) or y.dtype != o.dtype.np \
+                    or not y.flags.c_contiguous:
+                raise TypeError(f"output {i} must be a contiguous {o.dtype.name} CuPy array")
+            bufs[("out", i)] = y
+        if kernel.reduce is not None:
+            n = max(plan.partials, 1)
+            bufs[("pv", 0)] = cupy.empty(n, kernel.reduce.acc.np)
+            bufs[("pi", 0)] = cupy.empty(n, np.int64)
+        if src.packed:
+            bufs[("A", 0)], bufs[("S", 0)] = cupy.asarray(a), cupy.asarray(s)
+        for call in plan.calls:
+            args = []
+            for p in src.params:
+                if p.kind == "arg":
+                    args.append(a[p.index])
+                elif p.kind == "scalar":
+                    args.append(s[p.index])
+                elif p.kind == "mode":
+                    args.append(np.int32(call.mode))
+                elif p.kind == "nparts":
+                    args.append(np.int64(call.nparts))
+                else:
+                    args.append(bufs[(p.kind, p.index)])
+            compiled.function((call.grid,), (call.block,), tuple(args))
+
+    def allocate(self, size: int, dtype: DType) -> Any:
+        import cupy
+        return cupy.empty(size, dtype.np)
+
+    def cost(self, kernel: Kernel, launch: Launch) -> float:
+        """Rough ns: ~10 us launch and Python overhead + bytes at ~1 TB/s."""
+        full = math.prod(launch.shape)
+        out = math.prod(launch.shape[: kernel.n_out])
+        nbytes = sum(i.dtype.itemsize * (full if i.space == "full" else out)
+                     for i in kernel.inputs if not i.iota)
+        nbytes += sum(o.dtype.itemsize * out for o in kernel.outputs)
+        return 10_000.0 + nbytes / 1000.0
+
+
+def _device_array(x: Any, dtype: DType, what: str) -> Any:
+    """A flat contiguous CuPy array of `dtype` (host arrays are copied over)."""
+    import cupy
+    x = cupy.asarray(x)
+    if x.dtype != dtype.np:
+        raise TypeError(f"{what} is {x.dtype}, kernel expects {dtype.name}")
+    return cupy.ascontiguousarray(x.reshape(-1))

@@ -1,0 +1,48 @@
+"""Extern kernels on CUDA: matrix products go to cuBLAS through CuPy.
+
+The scheduler logs these with backend `cublas`; `cublas_reason()` is the
+reason text. `device_view` is the CUDA twin of `scheduler.graph.host_view`:
+a strided CuPy view over a flat device buffer, so operands reach cuBLAS
+without a copy when their strides allow it (CuPy copies otherwise).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from scheduler.view import View
+
+
+def device_view(flat: Any, view: View) -> Any:
+    """CuPy array with `view`'s shape, strides and offset over 1-D `flat`."""
+    from cupy.lib.stride_tricks import as_strided
+    item = flat.dtype.itemsize
+    if view.size == 0:
+        return flat[:0].reshape(view.shape)
+    return as_strided(flat[view.offset:], shape=view.shape,
+                      strides=tuple(s * item for s in view.strides))
+
+
+def matmul(a: Any, b: Any, out: Any) -> float:
+    """out[...] = a @ b with cuBLAS (cupy.matmul); returns milliseconds, synchronized."""
+    import cupy
+    t = time.perf_counter()
+    cupy.matmul(a, b, out=out)
+    cupy.cuda.get_current_stream().synchronize()
+    return (time.perf_counter() - t) * 1e3
+
+
+def run_extern(op: str, inputs: list, out: Any) -> float:
+    """CUDA counterpart of `scheduler.backends.run_extern`."""
+    if op == "matmul":
+        return matmul(inputs[0], inputs[1], out)
+    raise NotImplementedError(f"no CUDA extern kernel for {op!r}")
+
+
+def cublas_reason() -> str:
+    try:
+        import cupy
+        v = cupy.cuda.runtime.runtimeGetVersion()
+        return f"extern matmul: cuBLAS via CuPy {cupy.__version__} (CUDA {v // 1000}.{v % 1000 // 10})"
+    except Exception:  # noqa: BLE001 - only the log text
+        return "extern matmul: cuBLAS via CuPy"

@@ -1,0 +1,153 @@
+"""Device functions every generated kernel shares, with NumPy's semantics.
+
+The text is plain CUDA C++ that needs no header, so NVRTC compiles it
+as is, and the host emulation in tests/cuda_emu compiles it with g++
+(after defining `__device__` and friends). It is guarded, so several
+kernels concatenated into one translation unit (batch compiles in the
+tests) include it once.
+
+Why each choice, where NumPy leaves it to the platform (x86-64 NumPy is
+the reference, as in cpu_backend/lowering.py):
+- integer add/sub/mul/neg wrap: done in unsigned arithmetic, because signed
+  overflow is undefined behaviour in C++ and an optimizer may exploit it;
+- integer `//` and `%` by 0 give 0; `x // -1` is `-x` (wrapping) and
+  `x % -1` is 0, so INT_MIN // -1 never traps;
+- float `//` and `%` follow npy_divmod exactly (floor quotient, remainder
+  with the divisor's sign, the signed-zero cases);
+- float -> int casts of NaN or out-of-range values give INT_MIN (cvtt*);
+- maximum/minimum propagate NaN (np.maximum), not fmax's NaN-dropping;
+- bool is `bool` in registers and one byte (0/1) in memory.
+Kernels are compiled with --fmad=false so `a*b+c` is rounded twice, as
+NumPy computes it.
+"""
+
+PRELUDE = r"""
+#ifndef LAZY_CUDA_PRELUDE
+#define LAZY_CUDA_PRELUDE
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned char u8;
+#define LZ_D __device__ __forceinline__
+#define LZ_FULL 0xffffffffu
+
+LZ_D double lz_f64_bits(i64 b) { return __longlong_as_double(b); }
+LZ_D double lz_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+
+/* wrapping integer arithmetic; bool add/mul are or/and (NumPy) */
+LZ_D bool lz_add(bool x, bool y) { return x || y; }
+LZ_D int lz_add(int x, int y) { return (int)((unsigned)x + (unsigned)y); }
+LZ_D i64 lz_add(i64 x, i64 y) { return (i64)((u64)x + (u64)y); }
+LZ_D float lz_add(float x, float y) { return x + y; }
+LZ_D double lz_add(double x, double y) { return x + y; }
+LZ_D int lz_sub(int x, int y) { return (int)((unsigned)x - (unsigned)y); }
+LZ_D i64 lz_sub(i64 x, i64 y) { return (i64)((u64)x - (u64)y); }
+LZ_D float lz_sub(float x, float y) { return x - y; }
+LZ_D double lz_sub(double x, double y) { return x - y; }
+LZ_D bool lz_mul(bool x, bool y) { return x && y; }
+LZ_D int lz_mul(int x, int y) { return (int)((unsigned)x * (unsigned)y); }
+LZ_D i64 lz_mul(i64 x, i64 y) { return (i64)((u64)x * (u64)y); }
+LZ_D float lz_mul(float x, float y) { return x * y; }
+LZ_D double lz_mul(double x, double y) { return x * y; }
+LZ_D int lz_neg(int x) { return (int)(0u - (unsigned)x); }
+LZ_D i64 lz_neg(i64 x) { return (i64)(0ull - (u64)x); }
+LZ_D float lz_neg(float x) { return -x; }
+LZ_D double lz_neg(double x) { return -x; }
+LZ_D bool lz_abs(bool x) { return x; }
+LZ_D int lz_abs(int x) { return x < 0 ? lz_neg(x) : x; }
+LZ_D i64 lz_abs(i64 x) { return x < 0 ? lz_neg(x) : x; }
+LZ_D float lz_abs(float x) { return fabsf(x); }
+LZ_D double lz_abs(double x) { return fabs(x); }
+
+/* transcendental functions: the float overloads call the f-suffixed ones */
+LZ_D float lz_exp(float x) { return expf(x); }
+LZ_D double lz_exp(double x) { return exp(x); }
+LZ_D float lz_log(float x) { return logf(x); }
+LZ_D double lz_log(double x) { return log(x); }
+LZ_D float lz_sqrt(float x) { return sqrtf(x); }
+LZ_D double lz_sqrt(double x) { return sqrt(x); }
+LZ_D float lz_sin(float x) { return sinf(x); }
+LZ_D double lz_sin(double x) { return sin(x); }
+LZ_D float lz_cos(float x) { return cosf(x); }
+LZ_D double lz_cos(double x) { return cos(x); }
+LZ_D float lz_tanh(float x) { return tanhf(x); }
+LZ_D double lz_tanh(double x) { return tanh(x); }
+LZ_D float lz_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+LZ_D double lz_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+LZ_D float lz_pow(float x, float y) { return powf(x, y); }
+LZ_D double lz_pow(double x, double y) { return pow(x, y); }
+
+/* NaN-propagating maximum/minimum (np.maximum); bool: or/and */
+LZ_D bool lz_max(bool x, bool y) { return x || y; }
+LZ_D bool lz_min(bool x, bool y) { return x && y; }
+LZ_D int lz_max(int x, int y) { return x > y ? x : y; }
+LZ_D int lz_min(int x, int y) { return x < y ? x : y; }
+LZ_D i64 lz_max(i64 x, i64 y) { return x > y ? x : y; }
+LZ_D i64 lz_min(i64 x, i64 y) { return x < y ? x : y; }
+LZ_D float lz_max(float x, float y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
+LZ_D float lz_min(float x, float y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
+LZ_D double lz_max(double x, double y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
+LZ_D double lz_min(double x, double y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
+
+/* integer floor division and modulo (NumPy): by 0 -> 0; by -1 never traps */
+template <class T> LZ_D T lz_floordiv(T x, T y) {
+  if (y == 0) return 0;
+  if (y == -1) return lz_neg(x);
+  T q = x / y, r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) q -= 1;
+  return q;
+}
+template <class T> LZ_D T lz_mod(T x, T y) {
+  if (y == 0 || y == -1) return 0;
+  T r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) r += y;
+  return r;
+}
+/* integer power by squaring (wraps); negative exponents: truncated result */
+template <class T, class U> LZ_D T lz_ipow(T x, T n) {
+  if (n < 0) return x == 1 ? (T)1 : (x == -1 ? ((n & 1) ? (T)-1 : (T)1) : (T)0);
+  U r = 1, b = (U)x;
+  while (n > 0) { if (n & 1) r *= b; b *= b; n >>= 1; }
+  return (T)r;
+}
+LZ_D int lz_pow(int x, int n) { return lz_ipow<int, unsigned>(x, n); }
+LZ_D i64 lz_pow(i64 x, i64 n) { return lz_ipow<i64, u64>(x, n); }
+
+/* npy_divmod: floor quotient and remainder with the divisor's sign */
+#define LZ_DIVMOD(F, FMOD, FLOOR, COPYSIGN)                                   \
+  LZ_D F lz_divmod(F a, F b, F* m) {                                          \
+    F mod = FMOD(a, b);                                                       \
+    if (b == 0) { *m = mod; return a / b; }                                   \
+    F div = (a - mod) / b;                                                    \
+    if (mod != 0) {                                                           \
+      if ((b < 0) != (mod < 0)) { mod += b; div -= 1; }                       \
+    } else {                                                                  \
+      mod = COPYSIGN((F)0, b);                                                \
+    }                                                                         \
+    F fl;                                                                     \
+    if (div != 0) { fl = FLOOR(div); if (div - fl > (F)0.5) fl += 1; }        \
+    else { fl = COPYSIGN((F)0, a / b); }                                      \
+    *m = mod;                                                                 \
+    return fl;                                                                \
+  }                                                                           \
+  LZ_D F lz_floordiv(F a, F b) { F m; return lz_divmod(a, b, &m); }           \
+  LZ_D F lz_mod(F a, F b) { F m; lz_divmod(a, b, &m); return m; }
+LZ_DIVMOD(float, fmodf, floorf, copysignf)
+LZ_DIVMOD(double, fmod, floor, copysign)
+
+/* float -> int: NaN and out of range give INT_MIN, as x86 cvtt* (NumPy) */
+LZ_D int lz_f2i32(double x) {
+  return (x >= -2147483648.0 && x < 2147483648.0) ? (int)x : (int)(-2147483647 - 1);
+}
+LZ_D i64 lz_f2i64(double x) {
+  return (x >= -9223372036854775808.0 && x < 9223372036854775808.0)
+      ? (i64)x : (i64)(-9223372036854775807LL - 1);
+}
+
+/* warp shuffles for the reduction combine (bool travels as int) */
+LZ_D bool lz_shfl(bool v, int d) { return __shfl_down_sync(LZ_FULL, (int)v, d) != 0; }
+LZ_D int lz_shfl(int v, int d) { return __shfl_down_sync(LZ_FULL, v, d); }
+LZ_D i64 lz_shfl(i64 v, int d) { return __shfl_down_sync(LZ_FULL, v, d); }
+LZ_D float lz_shfl(float v, int d) { return __shfl_down_sync(LZ_FULL, v, d); }
+LZ_D double lz_shfl(double v, int d) { return __shfl_down_sync(LZ_FULL, v, d); }
+#endif
+"""

@@ -1,0 +1,198 @@
+"""The reduction kernel body: per-element accumulate, combine, epilogue.
+
+State is a struct `St {v, i}` (i: flat reduce index, used by argmax/argmin,
+-1 = no element yet). `comb` is associative and commutative for every op,
+so any split of the reduce range over threads, warps, blocks and partial
+chunks gives NumPy's answer:
+- sum/prod wrap for ints; float32 accumulates in float64 (the IR's `acc`);
+- max/min propagate NaN; bool max/min are or/and;
+- argmax/argmin keep the better value, NaN beating everything, and on a tie
+  (or two NaNs) the smaller index: the first occurrence, as np.argmax.
+
+All strategies live in one compiled function and `mode` picks one at
+launch time, so a shape needing another strategy never recompiles:
+0 block per output, 1 thread per output, 2 partials (block per chunk of
+`nparts` chunks per output), 3 finalize partials, 4 warp per output.
+Every `__syncthreads` and shuffle is reached by the whole block or warp
+(loop bounds are uniform), which the host emulation checks.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler.dtypes import DType
+from scheduler.kernel_ir import Load, Scalar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .codegen import _Gen
+
+
+def identity(op: str, d: DType) -> str:
+    """Identity of the combine for `op` in accumulator dtype `d`, as C."""
+    from .codegen import ctype
+    t = ctype(d)
+    if op == "sum":
+        return f"({t})0"
+    if op == "prod":
+        return f"({t})1"
+    if op in ("any", "all"):
+        return "true" if op == "all" else "false"
+    high = op in ("min", "argmin")
+    if d.is_bool:
+        return "true" if high else "false"
+    if d.is_float:
+        return f"({t})({'' if high else '-'}lz_inf())"
+    if d.itemsize == 4:
+        return "(int)2147483647" if high else "(int)(-2147483647 - 1)"
+    return "(i64)9223372036854775807LL" if high else "(i64)(-9223372036854775807LL - 1)"
+
+
+def combine(op: str, d: DType) -> list[str]:
+    """Body of `comb(St a, St b) -> St` for `op` in accumulator dtype `d`."""
+    if op in ("sum", "prod"):
+        return [f"return St{{lz_{'add' if op == 'sum' else 'mul'}(a.v, b.v), 0}};"]
+    if op in ("any", "all"):
+        return [f"return St{{a.v {'||' if op == 'any' else '&&'} b.v, 0}};"]
+    if op in ("max", "min"):
+        return [f"return St{{lz_{op}(a.v, b.v), 0}};"]
+    cmp = ">" if op == "argmax" else "<"
+    if d.is_float:
+        def better(x: str, y: str) -> str:
+            return f"({x}.v {cmp} {y}.v || ({x}.v != {x}.v && {y}.v == {y}.v))"
+    else:
+        def better(x: str, y: str) -> str:
+            return f"({x}.v {cmp} {y}.v)"
+    return ["if (a.i < 0) return b;", "if (b.i < 0) return a;",
+            f"if {better('b', 'a')} return b;", f"if {better('a', 'b')} return a;",
+            "return b.i < a.i ? b : a;"]
+
+
+class Reduction:
+    def __init__(self, gen: "_Gen"):
+        self.g = gen
+        self.k = gen.k
+        self.red = gen.k.reduce
+
+    def emit(self) -> None:
+        g, k, red = self.g, self.k, self.red
+        from .codegen import cast, ctype, mtype
+        acc, is_arg = red.acc, red.op in ("argmax", "argmin")
+        e = g.emit
+        g.header()
+        red_n = " * ".join(f"n{d}" for d in range(k.n_out, k.ndim)) or "1"
+        e(f"const u64 n_red = (u64)({red_n});", 1)
+        e(f"struct St {{ {ctype(acc)} v; i64 i; }};", 1)
+        e(f"const St ident = {{{identity(red.op, acc)}, -1}};", 1)
+        e("auto comb = [](St a, St b) -> St {", 1)
+        for line in combine(red.op, acc):
+            e(line, 2)
+        e("};", 1)
+        # full-space inputs: per-output base positions, then the element
+        full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
+        nb = max(len(full), 1)
+        e(f"auto bases = [&](u64 o, i64* b) {{", 1)
+        idx = g.unravel("o", 0, k.n_out, "o", 2)
+        for j, i in enumerate(full):
+            slot = g.lay.inputs[i][0]
+            e(f"b[{j}] = {g.dot(g.a(slot.offset), idx, slot, 0, k.inputs[i].inner)};", 2)
+        if not full:
+            e("b[0] = 0; (void)o;", 2)
+        e("};", 1)
+        e("auto elem = [&](St& st, const i64* b, u64 r) {", 1)
+        ridx = g.unravel("r", k.n_out, k.ndim, "r", 2)
+        pos: dict[int, str] = {}
+
+        def leaf(x):
+            if isinstance(x, Load):
+                i = x.input
+                if i not in pos:
+                    slot = g.lay.inputs[i][0]
+                    p = g.fresh("p")
+                    e(f"const i64 {p} = "
+                      f"{g.dot(f'b[{full.index(i)}]', ridx, slot, k.n_out, k.inputs[i].inner)};", 2)
+                    pos[i] = p
+                return g.load(i, pos[i], 2)
+            if isinstance(x, Scalar):
+                return g.scalar_leaf(x)
+            raise TypeError(f"{x} is not allowed in a reduction prologue")
+        vals = g.evaluate([red.expr], leaf, 2)
+        x = cast(vals[id(red.expr)], red.expr.dtype, acc)
+        e(f"st = comb(st, St{{{x}, {'(i64)r' if is_arg else '0'}}});", 2)
+        e("};", 1)
+        # combine across a warp, then across the block through shared memory
+        e("auto warp_comb = [&](St st) -> St {", 1)
+        e("for (int d = 16; d > 0; d >>= 1) {", 2)
+        e("St o; o.v = lz_shfl(st.v, d); o.i = lz_shfl(st.i, d); st = comb(st, o);", 3)
+        e("}", 2)
+        e("return st;", 2)
+        e("};", 1)
+        e("__shared__ St sh[32];", 1)
+        e("auto block_comb = [&](St st) -> St {", 1)
+        e("const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;", 2)
+        e("st = warp_comb(st);", 2)
+        e("if (lane == 0) sh[wid] = st;", 2)
+        e("__syncthreads();", 2)
+        e("if (wid == 0) { st = lane < (blockDim.x >> 5) ? sh[lane] : ident; "
+          "st = warp_comb(st); }", 2)
+        e("__syncthreads();", 2)
+        e("return st;", 2)
+        e("};", 1)
+        # epilogue: once per output element
+        e("auto fin = [&](u64 o, St st) {", 1)
+        res = "st.i" if is_arg else "st.v"
+        e(f"const {ctype(red.dtype)} red = {cast(res, int64_or(acc, is_arg), red.dtype)};", 2)
+        g.out_space(g.unravel("o", 0, k.n_out, "o", 2), 2, reduced="red")
+        e("};", 1)
+        # strategies
+        e(f"i64 b[{nb}];", 1)
+        e("const u64 gtid = (u64)blockIdx.x * blockDim.x + threadIdx.x;", 1)
+        e("const u64 gsize = (u64)blockDim.x * gridDim.x;", 1)
+        e("if (mode == 1) {  /* thread per output */", 1)
+        e("for (u64 o = gtid; o < n_out; o += gsize) {", 2)
+        e("bases(o, b); St st = ident;", 3)
+        e("for (u64 r = 0; r < n_red; ++r) elem(st, b, r);", 3)
+        e("fin(o, st);", 3)
+        e("}", 2)
+        e("} else if (mode == 4) {  /* warp per output */", 1)
+        e("const unsigned lane = threadIdx.x & 31u;", 2)
+        e("for (u64 o = gtid >> 5; o < n_out; o += gsize >> 5) {", 2)
+        e("bases(o, b); St st = ident;", 3)
+        e("for (u64 r = lane; r < n_red; r += 32) elem(st, b, r);", 3)
+        e("st = warp_comb(st);", 3)
+        e("if (lane == 0) fin(o, st);", 3)
+        e("}", 2)
+        e("} else if (mode == 0) {  /* block per output */", 1)
+        e("for (u64 o = blockIdx.x; o < n_out; o += gridDim.x) {", 2)
+        e("bases(o, b); St st = ident;", 3)
+        e("for (u64 r = threadIdx.x; r < n_red; r += blockDim.x) elem(st, b, r);", 3)
+        e("st = block_comb(st);", 3)
+        e("if (threadIdx.x == 0) fin(o, st);", 3)
+        e("}", 2)
+        e("} else if (mode == 2) {  /* partials: nparts chunks per output */", 1)
+        e("const u64 P = (u64)nparts, chunk = (n_red + P - 1) / P;", 2)
+        e("for (u64 w = blockIdx.x; w < n_out * P; w += gridDim.x) {", 2)
+        e("const u64 o = w / P, lo = (w % P) * chunk;", 3)
+        e("const u64 hi = lo + chunk < n_red ? lo + chunk : n_red;", 3)
+        e("bases(o, b); St st = ident;", 3)
+        e("for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) elem(st, b, r);", 3)
+        e("st = block_comb(st);", 3)
+        e(f"if (threadIdx.x == 0) {{ pv[w] = ({mtype(acc)})st.v; "
+          f"{'pi[w] = st.i; ' if is_arg else ''}}}", 3)
+        e("}", 2)
+        e("} else {  /* 3: finalize partials */", 1)
+        e("const u64 P = (u64)nparts;", 2)
+        e("for (u64 o = blockIdx.x; o < n_out; o += gridDim.x) {", 2)
+        e("St st = ident;", 3)
+        load_v = "(pv[o * P + p] != 0)" if acc.is_bool else "pv[o * P + p]"
+        load_i = "pi[o * P + p]" if is_arg else "0"
+        e(f"for (u64 p = threadIdx.x; p < P; p += blockDim.x) "
+          f"st = comb(st, St{{{load_v}, {load_i}}});", 3)
+        e("st = block_comb(st);", 3)
+        e("if (threadIdx.x == 0) fin(o, st);", 3)
+        e("}", 2)
+        e("}", 1)
+
+
+def int64_or(acc: DType, is_arg: bool) -> DType:
+    from scheduler.dtypes import int64
+    return int64 if is_arg else acc

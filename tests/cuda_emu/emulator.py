@@ -1,0 +1,158 @@
+"""Run generated CUDA sources on the CPU under cuda_emu.h (tests only).
+
+`build(sources)` compiles any number of `CudaSource`s into one shared
+library with g++ (`-std=c++20 -O1`), one `launch_<name>` entry per kernel
+that binds the packed arrays and buffers to the kernel's parameters
+exactly as the CuPy backend does. Libraries are cached by a hash of their
+text (and the header) in a temp folder, so reruns cost nothing; builds go
+to a temporary name and are renamed, so parallel test runs never see a
+half-written file.
+
+`run(kernel, launch, inputs, outputs)` then mirrors CUDABackend.run: the
+same `plan_launch` geometry (with a small grid and block so the fibers
+stay few), partial buffers for two-pass reductions, and guard zones
+around every output to catch writes out of bounds.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from cuda_backend.codegen import CudaSource, generate, mtype
+from cuda_backend.launch import plan_launch
+from scheduler.kernel_ir import Kernel, Launch, pack_launch
+
+HERE = Path(__file__).resolve().parent
+HEADER = HERE / "cuda_emu.h"
+CACHE = Path(os.environ.get("LAZY_CUDA_EMU_CACHE",
+                            Path(tempfile.gettempdir()) / f"lazyrt-cuda-emu-{os.getuid()}"))
+CXX = os.environ.get("CXX", "g++")
+FLAGS = ["-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w"]
+GUARD = 16  # elements of guard zone on each side of every output
+_NP = {"bool": np.uint8, "int": np.int32, "i64": np.int64, "float": np.float32,
+       "double": np.float64, "u8": np.uint8}
+_lock = threading.Lock()
+_libs: dict[str, ctypes.CDLL] = {}
+
+
+class EmulationError(RuntimeError):
+    pass
+
+
+def _launcher(src: CudaSource) -> str:
+    """extern "C" int launch_<name>(grid, block, A, S, bufs, mode, nparts)."""
+    args, nbuf = [], 0
+    for p in src.params:
+        if p.kind == "arg":
+            args.append(f"A[{p.index}]")
+        elif p.kind == "scalar":
+            args.append(f"S[{p.index}]")
+        elif p.kind in ("A", "S"):
+            args.append(p.kind)
+        elif p.kind in ("mode", "nparts"):
+            args.append(p.kind)
+        else:
+            args.append(f"({p.ctype.replace('__restrict__', '')})bufs[{nbuf}]")
+            nbuf += 1
+    call = f"{src.name}({', '.join(args)})"
+    return (f'extern "C" int launch_{src.name}(unsigned grid, unsigned block, '
+            f"const long long* A, const long long* S, void** bufs, int mode, "
+            f"long long nparts) {{\n  (void)mode; (void)nparts; (void)A; (void)S; (void)bufs;\n"
+            f"  return emu::launch(grid, block, [&] {{ {call}; }});\n}}\n")
+
+
+def translation_unit(sources: list[CudaSource]) -> str:
+    parts = ['#include "cuda_emu.h"\n']
+    seen = set()
+    for s in sources:
+        if s.name in seen:
+            continue
+        seen.add(s.name)
+        parts += [s.source, _launcher(s)]
+    parts.append('extern "C" const char* emu_error() { return emu::error.c_str(); }\n')
+    return "\n".join(parts)
+
+
+def build(sources: list[CudaSource]) -> ctypes.CDLL:
+    """One shared library running all `sources` (cached by content)."""
+    text = translation_unit(sources)
+    key = hashlib.sha256((text + HEADER.read_text() + " ".join(FLAGS)).encode()).hexdigest()[:24]
+    with _lock:
+        if key in _libs:
+            return _libs[key]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    so = CACHE / f"{key}.so"
+    if not so.exists():
+        cpp = CACHE / f"{key}.{os.getpid()}.{threading.get_ident()}.cpp"
+        cpp.write_text(text)
+        tmp = so.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        r = subprocess.run([CXX, *FLAGS, f"-I{HERE}", str(cpp), "-o", str(tmp)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            numbered = "\n".join(f"{n:5d}  {line}" for n, line in enumerate(text.splitlines(), 1))
+            raise EmulationError(f"g++ failed:\n{r.stderr[-8000:]}\n--- source ---\n{numbered}")
+        os.replace(tmp, so)
+        cpp.unlink(missing_ok=True)
+    lib = ctypes.CDLL(str(so))
+    lib.emu_error.restype = ctypes.c_char_p
+    with _lock:
+        _libs[key] = lib
+    return lib
+
+
+def run(kernel: Kernel, launch: Launch, inputs: list, outputs: list[np.ndarray], *,
+        lib: ctypes.CDLL | None = None, src: CudaSource | None = None, mode: int | None = None,
+        nparts: int | None = None, block: int = 64, max_grid: int = 3, sms: int = 2) -> None:
+    """Run `kernel` under the emulation; outputs (flat arrays) are written in place."""
+    src = src or generate(kernel)
+    lib = lib or build([src])
+    plan = plan_launch(kernel, launch, sms, mode=mode, block=block, max_grid=max_grid,
+                       nparts=nparts)
+    if kernel.reduce is not None and plan.n_out and not plan.n_red:
+        from scheduler.ops import REDUCTIONS
+        if REDUCTIONS[kernel.reduce.op].identity is None:
+            raise ValueError(f"zero-size reduction with {kernel.reduce.op}, which has no identity")
+    if plan.n_out == 0:
+        return
+    a, s = pack_launch(kernel, launch)
+    arrays: dict = {}
+    for i, (inp, x) in enumerate(zip(kernel.inputs, inputs)):
+        if not inp.iota:
+            x = np.ascontiguousarray(x, dtype=inp.dtype.np)
+            arrays[("in", i)] = x.view(np.uint8) if inp.dtype.is_bool else x
+    guarded = []
+    for i, (o, y) in enumerate(zip(kernel.outputs, outputs)):
+        dt = np.dtype(np.uint8 if o.dtype.is_bool else o.dtype.np)
+        raw = np.full((len(y) + 2 * GUARD) * dt.itemsize, 0x5A, np.uint8)
+        g = raw.view(dt)
+        g[GUARD:GUARD + len(y)] = y.view(np.uint8) if o.dtype.is_bool else y
+        guarded.append(raw)
+        arrays[("out", i)] = g[GUARD:]
+    if kernel.reduce is not None:
+        acc = kernel.reduce.acc
+        arrays[("pv", 0)] = np.zeros(max(plan.partials, 1), _NP[mtype(acc)])
+        arrays[("pi", 0)] = np.zeros(max(plan.partials, 1), np.int64)
+    bufs = [arrays[(p.kind, p.index)] for p in src.params
+            if p.kind in ("in", "out", "pv", "pi")]
+    ptrs = (ctypes.c_void_p * max(len(bufs), 1))(*[b.ctypes.data for b in bufs])
+    fn = getattr(lib, f"launch_{src.name}")
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+                   ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong]
+    for call in plan.calls:
+        rc = fn(call.grid, call.block, a.ctypes.data, s.ctypes.data, ptrs, call.mode, call.nparts)
+        if rc:
+            raise EmulationError(f"{src.name} (mode {call.mode}): {lib.emu_error().decode()}")
+    for i, (raw, y, o) in enumerate(zip(guarded, outputs, kernel.outputs)):
+        nb = GUARD * (1 if o.dtype.is_bool else o.dtype.itemsize)
+        if (raw[:nb] != 0x5A).any() or (raw[len(raw) - nb:] != 0x5A).any():
+            raise EmulationError(f"{src.name}: output {i} written out of bounds")
+        body = arrays[("out", i)][:len(y)]
+        y[...] = body.view(np.bool_) if o.dtype.is_bool else body
