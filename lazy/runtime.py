@@ -71,6 +71,11 @@ def live_pending() -> list[Buffer]:
     return list(seen.values())
 
 
+def held() -> set[int]:
+    """Ids of the pending buffers live tensors view (a write must not clobber them)."""
+    return {id(b) for b in live_pending()}
+
+
 def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     """Realize the given tensors, or every live pending tensor when none are given."""
     global _pending_nodes
@@ -78,9 +83,9 @@ def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     if tensors:
         bufs = list({id(t._buf): t._buf for t in tensors if t._buf.pending}.values())
         if bufs:
-            realize(bufs, _cause, where)
+            realize(bufs, _cause, where, held())
         return
-    realize(live_pending(), _cause, where)
+    realize(live_pending(), _cause, where, held())
     _pending_nodes = 0
 
 
@@ -95,4 +100,4 @@ def implicit_sync(t: "Tensor", what: str) -> None:
         raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
     if mode == "warn":
         warnings.warn(message, stacklevel=3)
-    realize([t._buf], f"implicit: {what}", where)
+    realize([t._buf], f"implicit: {what}", where, held())

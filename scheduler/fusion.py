@@ -14,7 +14,11 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
   broadcast or permuted, which needs the whole result first;
 - "epilogue reads through a view": same for an elementwise value computed
   after the reduction;
-- "kernel op cap": the kernel already holds config.max_kernel_ops ops.
+- "kernel op cap": the kernel already holds config.max_kernel_ops ops;
+- "write": a scatter (setitem, in-place op) makes a new version of a
+  storage, which is always written to memory;
+- "base of a write": the version a scatter writes into must be in memory;
+- "read at computed positions": what advanced indexing gathers from.
 
 Constants and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
@@ -32,7 +36,7 @@ from .view import View
 class Group:
     root: Buffer                 # the buffer this kernel writes
     why: str                     # why root is materialized
-    kind: str = "elementwise"    # "elementwise", "reduce" or "extern"
+    kind: str = "elementwise"    # "elementwise", "reduce", "scatter" or "extern"
     members: list[Buffer] = field(default_factory=list)  # inlined, root included
     reduce: Buffer | None = None
     side: dict[int, str] = field(default_factory=dict)   # reduce kernels: "full" or "out"
@@ -52,8 +56,15 @@ def is_free(buf: Buffer) -> bool:
 def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set) -> str | None:
     if id(buf) in requested:
         return "requested"
-    groups = {id(group_of[id(u)]) for u, _ in users if id(u) in group_of}
-    if any(group_of[id(u)].kind == "extern" for u, _ in users if id(u) in group_of):
+    if buf.node.op == "scatter":
+        return "write"
+    for u, _, i in users:
+        if i == 0 and u.node.op == "scatter":
+            return "base of a write"
+        if i == 0 and u.node.op == "gather":
+            return "read at computed positions"
+    groups = {id(group_of[id(u)]) for u, _, _ in users if id(u) in group_of}
+    if any(group_of[id(u)].kind == "extern" for u, _, _ in users if id(u) in group_of):
         return "extern"
     if is_free(buf):
         return None
@@ -71,14 +82,15 @@ def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
     if buf.node.op == "reduce":
         if group.kind == "reduce":
             return "one reduction per kernel"
-        if not group.trivial or not all(is_trivial(v, buf) for _, v in users):
+        if group.kind == "scatter" or not group.trivial or \
+                not all(is_trivial(v, buf) for _, v, _ in users):
             return "reduction read through a view"
         return None
     if group.kind == "reduce":
-        sides = {"full" if u is group.reduce else group.side[id(u)] for u, _ in users}
+        sides = {"full" if u is group.reduce else group.side[id(u)] for u, _, _ in users}
         if len(sides) > 1:
             return "read before and after the reduction"
-        if sides == {"out"} and not all(is_trivial(v, buf) for _, v in users):
+        if sides == {"out"} and not all(is_trivial(v, buf) for _, v, _ in users):
             return "epilogue reads through a view"
     return None
 
@@ -91,19 +103,19 @@ def join(buf: Buffer, group: Group, users: list) -> None:
             group.side[id(m)] = "out"
         group.side[id(buf)] = "out"
     elif group.kind == "reduce":
-        group.side[id(buf)] = "full" if any(u is group.reduce for u, _ in users) \
+        group.side[id(buf)] = "full" if any(u is group.reduce for u, _, _ in users) \
             else group.side[id(users[0][0])]
-    elif not all(is_trivial(v, buf) for _, v in users):
+    elif not all(is_trivial(v, buf) for _, v, _ in users):
         group.trivial = False
 
 
 def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
     """Kernels in an order that runs producers first."""
-    users: dict[int, list] = defaultdict(list)
+    users: dict[int, list] = defaultdict(list)  # id -> [(reader, view, src index)]
     for buf in order:
-        for src, view in buf.node.srcs:
+        for i, (src, view) in enumerate(buf.node.srcs):
             if src.pending:
-                users[id(src)].append((buf, view))
+                users[id(src)].append((buf, view, i))
     group_of: dict[int, Group] = {}
     groups: list[Group] = []
     for buf in reversed(order):
@@ -118,7 +130,8 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
                 join(buf, group, readers)
                 group_of[id(buf)] = group
                 continue
-        group = Group(root=buf, why=why, kind="extern" if buf.node.op == "matmul" else "elementwise")
+        kind = {"matmul": "extern", "scatter": "scatter"}.get(buf.node.op, "elementwise")
+        group = Group(root=buf, why=why, kind=kind)
         if group.kind != "extern":
             group.members.append(buf)
             if buf.node.op == "reduce":

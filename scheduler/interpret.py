@@ -49,7 +49,8 @@ def _evaluate(roots: list[Expr], leaf) -> dict[int, np.ndarray]:
 
 
 def _reduce(op: str, x: np.ndarray, acc, n_out_shape) -> np.ndarray:
-    flat = x.reshape(tuple(n_out_shape) + (-1,))
+    extent = math.prod(x.shape[len(n_out_shape):])
+    flat = x.reshape(tuple(n_out_shape) + (extent,))
     red = REDUCTIONS[op]
     if op in ("sum", "prod"):
         return red.numpy(flat, axis=-1, dtype=acc.np)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from .dtypes import DType
 from .fusion import Group
 from .graph import Buffer
-from .kernel_ir import Cast, Expr, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced, Scalar
+from .kernel_ir import (Cast, Expr, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
+                        Reduced, Scalar)
 from .ops import REDUCTIONS
 from .view import View, compose, contiguous_strides
 
@@ -32,6 +33,7 @@ class Step:
     kernel: Kernel | None = None
     launch: Launch | None = None
     ops: tuple[str, ...] = ()   # user ops covered, "name@file:line"
+    base: Buffer | None = None  # writes: the old version the output starts from
 
 
 def _op_names(group: Group) -> tuple[str, ...]:
@@ -55,7 +57,8 @@ class _Builder:
         self.memo: dict[tuple, Expr] = {}
         self.member_ids = {id(m) for m in group.members}
 
-    def _input(self, buf: Buffer, space: str, path: Path, dtype: DType) -> Load:
+    def _input(self, buf: Buffer, space: str, path: Path | None, dtype: DType) -> Load:
+        """Register a read of `buf` (path None: only at computed positions)."""
         key = (id(buf), space, path)
         if key not in self.input_index:
             self.input_index[key] = len(self.inputs)
@@ -93,16 +96,23 @@ class _Builder:
                 self.memo[key] = leaf
                 stack.pop()
                 continue
-            kids = [(sb, extend(p, sv)) for sb, sv in b.node.srcs]
+            node = b.node
+            srcs = node.srcs[1:] if node.op == "gather" else node.srcs  # gather: base is indirect
+            kids = [(sb, extend(p, sv)) for sb, sv in srcs]
             missing = [k for k in kids if (id(k[0]), k[1], space) not in self.memo]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
             args = tuple(self.memo[(id(sb), sp, space)] for sb, sp in kids)
-            node = b.node
-            self.memo[key] = Cast(args[0], node.dtype) if node.op == "cast" \
-                else Op(node.op, args, node.dtype)
+            if node.op == "gather":
+                base = node.srcs[0][0]
+                load = self._input(base, space, None, base.dtype)
+                self.memo[key] = Gather(load.input, args[0], node.dtype)
+            elif node.op == "cast":
+                self.memo[key] = Cast(args[0], node.dtype)
+            else:
+                self.memo[key] = Op(node.op, args, node.dtype)
         return self.memo[(id(buf), path, space)]
 
 
@@ -156,7 +166,19 @@ def lower(group: Group, name_index: int) -> Step:
         return Step(f"matmul_{name_index}", group, [root],
                     inputs=[b for b, _ in root.node.srcs], ops=_op_names(group))
     b = _Builder(group)
-    if group.kind == "reduce":
+    pos, base = None, None
+    if group.kind == "scatter":  # write values through a view (or at positions) of `base`
+        node = root.node
+        base, (vbuf, vview) = node.srcs[0][0], node.srcs[1]
+        domain, n_out, reduce = list(vview.shape), len(vview.shape), None
+        out_shape = tuple(domain)
+        start = (View.contiguous(out_shape),)
+        epilogue = b.build(vbuf, extend(start, vview), "full")
+        if node.arg is None:
+            pbuf, pview = node.srcs[2]
+            pos = b.build(pbuf, extend(start, pview), "full")
+        out_views = [node.arg if node.arg is not None else View.contiguous(out_shape)]
+    elif group.kind == "reduce":
         red = group.reduce.node
         op, axes = red.arg
         src, src_view = red.srcs[0]
@@ -172,35 +194,41 @@ def lower(group: Group, name_index: int) -> Step:
         reduce = Reduce(op, prologue, r.acc_dtype(src.dtype), red.dtype)
     else:
         domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
-    out_shape = tuple(domain[:n_out])
-    epilogue = b.build(root, (View.contiguous(out_shape),), "out" if reduce else "full")
+    if group.kind != "scatter":
+        out_shape = tuple(domain[:n_out])
+        epilogue = b.build(root, (View.contiguous(out_shape),), "out" if reduce else "full")
+        out_views = [View.contiguous(out_shape)]
+    space_shape = {"full": tuple(domain), "out": tuple(domain[:n_out])}
+    indirect = [p is None for _, _, p in b.inputs]
+    b.inputs = [(buf, sp, p if p is not None else
+                 (View(space_shape[sp], (0,) * len(space_shape[sp]), 0),))
+                for buf, sp, p in b.inputs]  # indirect reads use no view
 
     if n_out == 0:  # kernels always have at least one out axis
         domain, n_out = [1] + domain, 1
         b.inputs = [(buf, sp, (View((1,) + p[0].shape, (0,) + p[0].strides, p[0].offset),) + p[1:]
                      if sp == "full" else (View((1,), (0,), p[0].offset),) + p[1:])
                     for buf, sp, p in b.inputs]
-        out_views = [View((1,), (1,), 0)]
-    else:
-        out_views = [View.contiguous(out_shape)]
+        out_views = [View((1,), (0,), v.offset) for v in out_views]
     full_strides = [list(p[0].strides) for _, sp, p in b.inputs if sp == "full"]
     out_strides = [list(p[0].strides) for _, sp, p in b.inputs if sp == "out"]
     out_strides += [list(v.strides) for v in out_views]
     shape, n_out = _collapse(domain, n_out, full_strides, out_strides)
     full_it, out_it = iter(full_strides), iter(out_strides)
     inputs, launch_views, bufs = [], [], []
-    for buf, sp, p in b.inputs:
+    for i, (buf, sp, p) in enumerate(b.inputs):
         strides = next(full_it) if sp == "full" else next(out_it)
         rank = len(shape) if sp == "full" else n_out
         first = View(tuple(shape[:rank]), tuple(strides), p[0].offset)
         iota = buf.pending and buf.node.op == "iota"
-        inputs.append(Input(buf.dtype, sp, tuple(v.ndim for v in p[1:]), _inner(strides), iota))
+        inputs.append(Input(buf.dtype, sp, tuple(v.ndim for v in p[1:]), _inner(strides), iota,
+                            indirect[i]))
         launch_views.append([first, *p[1:]])
         bufs.append(None if iota else buf)
     outputs, out_launch = [], []
     for v in out_views:
         strides = next(out_it)
-        outputs.append(Output(root.dtype, epilogue, _inner(strides)))
+        outputs.append(Output(root.dtype, epilogue, _inner(strides), pos))
         out_launch.append(View(tuple(shape[:n_out]), tuple(strides), v.offset))
     kernel = Kernel(len(shape), len(shape) - n_out, tuple(inputs),
                     tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
@@ -209,5 +237,5 @@ def lower(group: Group, name_index: int) -> Step:
     label = "_".join(dict.fromkeys(o.split("@")[0] for o in ops))
     if len(label) > 40:  # cut at an op boundary
         label = label[:label.rfind("_", 0, 40)] + "_etc"
-    return Step(f"{'r' if reduce else 'e'}{name_index}_{label}", group, [root],
-                bufs, kernel, launch, ops)
+    kind = "s" if base is not None else "r" if reduce else "e"
+    return Step(f"{kind}{name_index}_{label}", group, [root], bufs, kernel, launch, ops, base)

@@ -15,6 +15,7 @@ from .backend import CompileInfo
 from .backends import FallbackError, blas_name, choose, run_extern
 from .fusion import fuse
 from .graph import Buffer, host_view
+from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .lowering import Step, lower
 from .passes import fold_constants, gather, merge_duplicates
@@ -56,7 +57,13 @@ def _nbytes(step: Step) -> int:
     return out + sum(min(b.size, n) * b.dtype.itemsize for b in step.inputs if b is not None)
 
 
-def _run_step(step: Step, sync_id: int, cause: str, where: str) -> None:
+def _write_target(step: Step, held: set[int]) -> tuple[np.ndarray, str]:
+    """The array a write's kernel stores into: the old version's memory, or a copy."""
+    ok, why = can_write_in_place(step, held)
+    return (step.base.array if ok else step.base.array.copy()), why
+
+
+def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) -> None:
     root = step.group.root
     device = root.device
     if step.kernel is None:  # extern
@@ -70,7 +77,11 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str) -> None:
                                     0.0, run_ms, _nbytes(step)))
         return
     backend, reason = choose(step.kernel, device)
-    outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
+    if step.base is not None:
+        target, how = _write_target(step, held)
+        outs, reason = [target], f"{reason}; write {how}"
+    else:
+        outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
         compiled, info, run_ms = None, CompileInfo("-", 0.0), 0.0
     else:
@@ -86,8 +97,13 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str) -> None:
                                 backend.name, reason, cache, info.ms, run_ms, _nbytes(step)))
 
 
-def realize(targets: list[Buffer], cause: str, where: str) -> SyncRecord:
-    """Compute every pending buffer in `targets` (and what they need)."""
+def realize(targets: list[Buffer], cause: str, where: str,
+            held: set[int] = frozenset()) -> SyncRecord:
+    """Compute every pending buffer in `targets` (and what they need).
+
+    `held` holds the ids of buffers live tensors still view: values a write
+    must not overwrite even if this sync does not ask for them.
+    """
     t0 = time.perf_counter()
     sched = plan(targets)
     sync_id = log.new_sync_id()
@@ -95,7 +111,7 @@ def realize(targets: list[Buffer], cause: str, where: str) -> SyncRecord:
     try:
         for step in sched.steps:
             try:
-                _run_step(step, sync_id, cause, where)
+                _run_step(step, sync_id, cause, where, held)
             except FallbackError:
                 raise
             except Exception as e:
@@ -103,6 +119,7 @@ def realize(targets: list[Buffer], cause: str, where: str) -> SyncRecord:
                 raise KernelError(f"kernel {step.name} failed: {type(e).__name__}: {e} "
                                   f"(ops built at {built})") from e
             done += 1
+            step.group.members.clear()  # release inlined nodes: they no longer read anything
     finally:
         for dup, first in sched.aliases:
             if not first.pending and dup.pending:

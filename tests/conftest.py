@@ -7,10 +7,17 @@ changes other modules' tests.
 """
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
-import lazy
+# Each test session compiles into its own disk cache, so "miss"/"hit" in the
+# log never depends on what earlier runs left behind (set before lazy loads a backend).
+os.environ["LAZY_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazyrt-test-cache-")
+
+import lazy  # noqa: E402
 
 FLOAT_TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
 DTYPE_NAMES = ["bool", "int32", "int64", "float32", "float64"]
