@@ -11,7 +11,7 @@ import numpy as np
 
 from scheduler.interpret import positions
 
-from . import elementwise, linalg, reductions, views
+from . import elementwise, indexing, linalg, reductions, views
 from .tensor import Tensor, asarray_like
 
 
@@ -168,3 +168,28 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
     return bool(np.intersect1d(pa, pb).size)
 
 
+
+
+def take(x: Tensor, indices: object, axis: int | None = None) -> Tensor:
+    return indexing.take(_t(x), indices, axis)
+
+
+def take_along_axis(x: Tensor, indices: object, axis: int) -> Tensor:
+    return indexing.take_along_axis(_t(x), indices, axis)
+
+
+def gather(x: Tensor, dim: int, index: object) -> Tensor:
+    """PyTorch's gather (NumPy's take_along_axis with PyTorch's argument order)."""
+    return indexing.gather_dim(_t(x), dim, index)
+
+
+def index_select(x: Tensor, dim: int, index: object) -> Tensor:
+    return indexing.index_select(_t(x), dim, index)
+
+
+def masked_fill(x: Tensor, mask: object, value: object) -> Tensor:
+    return indexing.masked_fill(_t(x), mask, value)
+
+
+def nonzero(x: Tensor) -> tuple[Tensor, ...]:
+    return indexing.nonzero(_t(x))

@@ -270,8 +270,38 @@ class Tensor:
     clamp = clip
     def matmul(self, o): return linalg.matmul(self, o)
 
+    # -- writes (new versions of the storage; see lazy/mutation.py) ----------
+    def __setitem__(self, key, value): mutation.setitem(self, key, value)
+    def __iadd__(self, o): return mutation.inplace(self, "add", o)
+    def __isub__(self, o): return mutation.inplace(self, "sub", o)
+    def __imul__(self, o): return mutation.inplace(self, "mul", o)
+    def __itruediv__(self, o): return mutation.inplace(self, "truediv", o)
+    def __ifloordiv__(self, o): return mutation.inplace(self, "floordiv", o)
+    def __imod__(self, o): return mutation.inplace(self, "mod", o)
+    def __ipow__(self, o): return mutation.inplace(self, "pow", o)
+    def __iand__(self, o): return mutation.inplace(self, "and", o)
+    def __ior__(self, o): return mutation.inplace(self, "or", o)
+    def __ixor__(self, o): return mutation.inplace(self, "xor", o)
+    def add_(self, o): return mutation.inplace(self, "add", o)
+    def sub_(self, o): return mutation.inplace(self, "sub", o)
+    def mul_(self, o): return mutation.inplace(self, "mul", o)
+    def div_(self, o): return mutation.inplace(self, "truediv", o)
+    def clamp_(self, min=None, max=None): return mutation.clamp_(self, min, max)
+    clip_ = clamp_
+    def fill_(self, value): return mutation.fill_(self, value)
+    def zero_(self): return mutation.fill_(self, 0)
+    def copy_(self, src): return mutation.copy_(self, src)
+
+    # -- advanced indexing (copies) ------------------------------------------
+    def take(self, indices, axis=None): return indexing.take(self, indices, axis)
+    def gather(self, dim, index): return indexing.gather_dim(self, dim, index)
+    def index_select(self, dim, index): return indexing.index_select(self, dim, index)
+    def masked_fill(self, mask, value): return indexing.masked_fill(self, mask, value)
+    def nonzero(self): return indexing.nonzero(self)
+
     # -- views ---------------------------------------------------------------
     def __getitem__(self, key): return views.getitem(self, key)
+    def unfold(self, dim, size, step): return views.unfold(self, dim, size, step)
     def reshape(self, *shape): return views.reshape(self, shape)
     def view(self, *shape): return views.view(self, shape)
     def permute(self, *dims): return views.permute(self, dims)
@@ -300,4 +330,4 @@ class Tensor:
     def mean(self, *a, **k): return reductions.mean(self, *a, **k)
 
 
-from . import elementwise, linalg, reductions, views  # noqa: E402  (methods call into these)
+from . import elementwise, indexing, linalg, mutation, reductions, views  # noqa: E402,I001

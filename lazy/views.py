@@ -218,15 +218,24 @@ def _expand_key(t: Tensor, key: tuple) -> list:
     return out
 
 
+def unfold(t: Tensor, dim: int, size: int, step: int) -> Tensor:
+    d = normalize_dim(dim, t.ndim) if t.ndim else 0
+    n = t.shape[d] if t.ndim else 1
+    if step <= 0:
+        raise ValueError(f"unfold: step must be positive, got {step}")
+    if not 0 <= size <= n:
+        raise ValueError(f"unfold: size {size} is larger than dimension {d} of size {n} "
+                         f"(shape {t.shape})")
+    v = t._view if t.ndim else t._view.unsqueeze(0)
+    return t._as(v.unfold(d, size, step))
+
+
 def getitem(t: Tensor, key) -> Tensor:
-    """Basic indexing (ints, slices, None, ...): always a view."""
+    """Basic indexing (ints, slices, None, ...) is a view; advanced indexing a gather."""
+    from . import indexing
+    if indexing.is_advanced(key):
+        return indexing.getitem(t, key)
     key = key if isinstance(key, tuple) else (key,)
-    for k in key:
-        if isinstance(k, (Tensor, np.ndarray)) and k.ndim == 0 and k.dtype.kind == "i":
-            continue  # a 0-d integer array is an int index (syncs through __index__)
-        if isinstance(k, (Tensor, np.ndarray, list, bool, np.bool_)):
-            raise IndexError(f"advanced (integer-array or boolean) indexing is not supported "
-                             f"yet; got an index of type {type(k).__name__}")
     v, d, axis = t._view, 0, 0  # d: axis of the result so far; axis: of t
     for k in _expand_key(t, key):
         if k is None:

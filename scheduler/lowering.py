@@ -220,7 +220,7 @@ def lower(group: Group, name_index: int) -> Step:
         strides = next(full_it) if sp == "full" else next(out_it)
         rank = len(shape) if sp == "full" else n_out
         first = View(tuple(shape[:rank]), tuple(strides), p[0].offset)
-        iota = buf.pending and buf.node.op == "iota"
+        iota = not indirect[i] and buf.pending and buf.node.op == "iota"  # gathers need memory
         inputs.append(Input(buf.dtype, sp, tuple(v.ndim for v in p[1:]), _inner(strides), iota,
                             indirect[i]))
         launch_views.append([first, *p[1:]])

@@ -141,6 +141,14 @@ class View:
         return View(tuple(self.shape[d] for d in keep),
                     tuple(self.strides[d] for d in keep), self.offset)
 
+    def unfold(self, dim: int, size: int, step: int) -> "View":
+        """PyTorch's unfold: windows of `size` every `step` along `dim`, as a new last axis."""
+        count = (self.shape[dim] - size) // step + 1
+        shape = list(self.shape)
+        strides = list(self.strides)
+        shape[dim], strides[dim] = count, self.strides[dim] * step
+        return View(tuple(shape) + (size,), tuple(strides) + (self.strides[dim],), self.offset)
+
     def diagonal(self, offset: int, dim1: int, dim2: int) -> "View":
         """NumPy/PyTorch diagonal: the diagonal becomes the last axis."""
         n1, n2 = self.shape[dim1], self.shape[dim2]

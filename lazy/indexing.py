@@ -1,0 +1,137 @@
+"""Advanced indexing: integer arrays and boolean masks, read as gathers.
+
+Positions come from NumPy itself: index an array of `t`'s element
+positions with the same key, and NumPy's rules give the result shape
+(non-adjacent advanced indices included) and its bounds errors. The gather
+is then a lazy op that fuses like an elementwise one. Index tensors are
+synced first (their values decide shapes and bounds): a logged sync point.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.interpret import positions as view_positions
+from scheduler.view import View, normalize_dim
+
+from . import elementwise, runtime
+from .tensor import Tensor, asarray_like
+
+
+def _is_array_like(k: object) -> bool:
+    if isinstance(k, (Tensor, np.ndarray)):
+        return k.ndim > 0 or k.dtype.kind == "b"
+    return isinstance(k, (list, bool, np.bool_))
+
+
+def is_advanced(key: object) -> bool:
+    key = key if isinstance(key, tuple) else (key,)
+    return any(_is_array_like(k) for k in key)
+
+
+def _host_index(k: object) -> object:
+    if isinstance(k, Tensor):
+        what = "boolean mask index" if k.dtype.is_bool else "index tensor"
+        runtime.implicit_sync(k, what)
+        return np.asarray(k.numpy())
+    if isinstance(k, list):
+        arr = np.asarray(k)
+        if arr.dtype.kind not in "biu":
+            raise IndexError(f"arrays used as indices must be of integer or boolean type, "
+                             f"got {arr.dtype}")
+        return arr
+    return k
+
+
+def element_positions(t: Tensor) -> np.ndarray:
+    return view_positions(t._view, [], t.shape)
+
+
+def positions(t: Tensor, key: object) -> np.ndarray:
+    """Element positions `t[key]` selects, shaped like NumPy's result."""
+    key = key if isinstance(key, tuple) else (key,)
+    return element_positions(t)[tuple(_host_index(k) for k in key)]
+
+
+def gather(t: Tensor, pos: np.ndarray) -> Tensor:
+    """A new tensor of `t`'s values at storage positions `pos` (a copy, as NumPy's)."""
+    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), t.device)
+    base = t._buf
+    return runtime.make("gather", ((base, View((base.size,), (1,), 0)), (p._buf, p._view)),
+                        None, t.dtype, tuple(pos.shape), t.device)
+
+
+def getitem(t: Tensor, key: object) -> Tensor:
+    return gather(t, positions(t, key))
+
+
+def _index_array(index: object, what: str) -> np.ndarray:
+    arr = np.asarray(_host_index(index) if isinstance(index, Tensor) else index)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(f"{what}: indices must be integers, got dtype {arr.dtype}")
+    return arr
+
+
+def take(t: Tensor, indices: object, axis: int | None = None) -> Tensor:
+    """NumPy's take: along `axis`, or into the flattened tensor when axis is None."""
+    idx = _index_array(indices, "take")
+    if axis is not None:
+        axis = normalize_dim(axis, t.ndim, "axis")
+    return gather(t, np.take(element_positions(t), idx, axis=axis))
+
+
+def take_along_axis(t: Tensor, indices: object, axis: int) -> Tensor:
+    idx = _index_array(indices, "take_along_axis")
+    if idx.ndim != t.ndim:
+        raise ValueError(f"take_along_axis: indices has {idx.ndim} dimensions, the tensor has "
+                         f"{t.ndim} (shape {t.shape}); they must match")
+    return gather(t, np.take_along_axis(element_positions(t), idx,
+                                        axis=normalize_dim(axis, t.ndim, "axis")))
+
+
+def gather_dim(t: Tensor, dim: int, index: object) -> Tensor:
+    """PyTorch's gather: out[i][j] = t[index[i][j]][j] for dim 0, and so on."""
+    idx = _index_array(index, "gather")
+    d = normalize_dim(dim, t.ndim)
+    if idx.ndim != t.ndim or any(idx.shape[k] > t.shape[k] for k in range(t.ndim) if k != d):
+        raise ValueError(f"gather: index of shape {idx.shape} does not fit the tensor's shape "
+                         f"{t.shape} (same number of dims, and no larger except along dim {d})")
+    if idx.size and (idx.min() < -t.shape[d] or idx.max() >= t.shape[d]):
+        bad = idx.max() if idx.max() >= t.shape[d] else idx.min()
+        raise IndexError(f"gather: index {bad} is out of bounds for dim {d} with size "
+                         f"{t.shape[d]}")
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    return gather(t, element_positions(t)[tuple(grids)])
+
+
+def index_select(t: Tensor, dim: int, index: object) -> Tensor:
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
+    return gather(t, np.take(element_positions(t), idx.reshape(-1),
+                             axis=normalize_dim(dim, t.ndim)))
+
+
+def masked_fill(t: Tensor, mask: object, value: object) -> Tensor:
+    """`value` where `mask` is true, `t` elsewhere; keeps t's dtype (PyTorch)."""
+    if not isinstance(mask, Tensor):
+        mask = asarray_like(mask, t.device)
+    if not mask.dtype.is_bool:
+        raise TypeError(f"masked_fill: mask must be a bool tensor, got {mask.dtype.name}")
+    shape = elementwise.broadcast_shapes(t.shape, mask.shape)
+    if shape != t.shape:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
+                         f"tensor's shape {t.shape}")
+    fill = elementwise.const(value, t.dtype, (), t.device) if not isinstance(value, Tensor) \
+        else elementwise.cast(value, t.dtype)
+    return elementwise.apply("where", mask, fill, t)
+
+
+def nonzero(t: Tensor) -> tuple[Tensor, ...]:
+    """Indices of the nonzero elements, one int64 tensor per axis (NumPy).
+
+    The result's length depends on the data: this is a sync point.
+    """
+    runtime.implicit_sync(t, "nonzero")
+    return tuple(asarray_like(np.ascontiguousarray(i, dtype=np.int64), t.device)
+                 for i in np.nonzero(t.numpy()))

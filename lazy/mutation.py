@@ -1,0 +1,108 @@
+"""Writes: setitem, in-place operators and methods (`add_`, `fill_`, ...).
+
+A write never changes memory when it is built. It makes a new version of
+the tensor's storage: a scatter node over the current version, pointed to
+by the shared Storage, so every view sees it while ops built earlier keep
+reading the version they captured. Whether the scatter reuses the old
+memory is decided at sync (scheduler/inplace.py) and logged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.dtypes import DType
+from scheduler.view import View
+
+from . import elementwise, runtime
+from .tensor import Tensor, asarray_like
+
+_EXACT_OVERLAP_LIMIT = 1 << 20
+
+
+def _has_internal_overlap(v: View) -> bool:
+    """Would two elements of `v` land on one memory location?"""
+    if any(s == 0 and n > 1 for n, s in zip(v.shape, v.strides)):
+        return True
+    if v.is_contiguous() or v.size > _EXACT_OVERLAP_LIMIT or v.size < 2:
+        return False
+    from scheduler.interpret import positions
+    return np.unique(positions(v, [], v.shape)).size < v.size
+
+
+def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> Tensor:
+    """`value` as a tensor of `dtype` broadcast to `shape` (NumPy's setitem rule)."""
+    if not isinstance(value, Tensor):
+        if isinstance(value, (bool, int, float)):
+            return elementwise.const(value, dtype, shape, device)
+        value = asarray_like(value, device)
+    if value.device != device:
+        raise ValueError(f"expected all tensors on the same device, but found {device} "
+                         f"and {value.device}")
+    try:
+        ok = elementwise.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"could not broadcast input array from shape {value.shape} into "
+                         f"shape {shape}")
+    value = elementwise.cast(value, dtype)
+    return value if value.shape == shape else value.broadcast_to(shape)
+
+
+def write(t: Tensor, dest: View, value: object) -> None:
+    """Write `value` through `dest`, a view of `t`'s storage."""
+    if _has_internal_overlap(dest):
+        raise RuntimeError(
+            f"unsupported operation: more than one element of the written-to tensor refers "
+            f"to a single memory location (shape {dest.shape}, strides {dest.strides}); "
+            f"clone() the tensor before writing to it")
+    if isinstance(value, Tensor) and value._storage is t._storage and value._view == dest \
+            and value.dtype == t.dtype:
+        return  # `x[i] += 1` ends with x[i] = (the view just written): nothing to do
+    base = t._buf
+    v = _value(value, base.dtype, dest.shape, t.device)
+    runtime.new_version(t._storage, ((base, View((base.size,), (1,), 0)), (v._buf, v._view)),
+                        dest)
+
+
+def write_positions(t: Tensor, pos: np.ndarray, value: object) -> None:
+    """Write `value` at element positions `pos` of `t`'s storage (advanced indexing)."""
+    base = t._buf
+    v = _value(value, base.dtype, pos.shape, t.device)
+    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), t.device)
+    runtime.new_version(t._storage, ((base, View((base.size,), (1,), 0)), (v._buf, v._view),
+                                     (p._buf, p._view)), None)
+
+
+def setitem(t: Tensor, key: object, value: object) -> None:
+    from . import indexing, views
+    if indexing.is_advanced(key):
+        write_positions(t, indexing.positions(t, key), value)
+    else:
+        write(t, views.getitem(t, key)._view, value)
+
+
+def inplace(t: Tensor, op: str, other: object) -> Tensor:
+    """`t op= other`: compute, check the dtype still fits (as NumPy and PyTorch), write back."""
+    result = elementwise.power(t, other) if op == "pow" else elementwise.apply(op, t, other)
+    if not np.can_cast(result.dtype.np, t.dtype.np, casting="same_kind"):
+        raise TypeError(f"in-place {op}: result type {result.dtype.name} can't be cast to the "
+                        f"tensor's dtype {t.dtype.name}")
+    write(t, t._view, result)
+    return t
+
+
+def clamp_(t: Tensor, min: object = None, max: object = None) -> Tensor:
+    write(t, t._view, elementwise.clip(t, min, max))
+    return t
+
+
+def fill_(t: Tensor, value: object) -> Tensor:
+    write(t, t._view, value)
+    return t
+
+
+def copy_(t: Tensor, src: object) -> Tensor:
+    """Copy `src` (broadcast, cast to t's dtype) into `t`, as PyTorch's copy_."""
+    write(t, t._view, src)
+    return t
