@@ -7,8 +7,6 @@ dtype (casts are nodes too, and fuse away). Python scalars are "weak"
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from scheduler.dtypes import DType, as_dtype, bool_, result_type
@@ -126,7 +124,3 @@ def astype(t: Tensor, dtype: object) -> Tensor:
     """A new tensor of `dtype` (always a new buffer, as NumPy's astype)."""
     dtype = as_dtype(dtype)
     return cast(t, dtype) if t.dtype != dtype else apply("copy", t)
-
-
-def is_number(x: object) -> bool:
-    return isinstance(x, numbers.Number)

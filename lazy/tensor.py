@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from scheduler.dtypes import DType
+from scheduler.dtypes import DType, as_dtype
 from scheduler.graph import Buffer, host_view
 from scheduler.view import View
 
@@ -191,7 +191,7 @@ class Tensor:
         return elementwise.astype(self, dtype)
 
     def to(self, dtype: object) -> "Tensor":
-        return elementwise.astype(self, dtype) if elementwise.as_dtype(dtype) != self.dtype else self
+        return elementwise.astype(self, dtype) if as_dtype(dtype) != self.dtype else self
 
     def float(self) -> "Tensor":
         return self.to("float32")

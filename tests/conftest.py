@@ -29,6 +29,13 @@ def strict_fallback(monkeypatch):
     monkeypatch.setenv("LAZY_FALLBACK", "error")
 
 
+@pytest.fixture
+def fresh_log(strict_fallback):
+    """Nothing pending from earlier tests, and an empty log to read."""
+    lazy.sync()
+    lazy.log.clear()
+
+
 def np_strides(a: np.ndarray) -> tuple[int, ...]:
     """NumPy's byte strides in elements."""
     return tuple(s // a.itemsize for s in a.strides)

@@ -5,11 +5,7 @@ import pytest
 import lazy
 
 
-@pytest.fixture(autouse=True)
-def strict(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "error")
-    lazy.sync()
-    lazy.log.clear()
+pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
 def kernels_of_last_sync():

@@ -14,11 +14,7 @@ FIELDS = ("sync_id", "cause", "where", "kernel", "ops", "device", "backend", "re
           "cache", "compile_ms", "run_ms", "nbytes")
 
 
-@pytest.fixture(autouse=True)
-def clean(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "error")
-    lazy.sync()
-    lazy.log.clear()
+pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
 def test_kernel_record_fields_and_user_location():

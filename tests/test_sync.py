@@ -7,11 +7,7 @@ import pytest
 import lazy
 
 
-@pytest.fixture(autouse=True)
-def clean(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "error")
-    lazy.sync()
-    lazy.log.clear()
+pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
 def test_nothing_runs_before_sync():
