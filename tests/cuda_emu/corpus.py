@@ -154,7 +154,8 @@ def builders() -> dict[str, Callable[[np.random.Generator], list]]:
                 if op == "prod" and d.startswith("float"):
                     x = lazy.asarray(rng.choice([-1.0, 1.0, 0.5, 2.0], (5, 37)).astype(d))
                 f = getattr(x, op)
-                return [f(axis=1), f(axis=0), f()]
+                # other axes change only strides (runtime), except for a few dtypes
+                return [f(axis=1), f(axis=0), f()] if d in ("float32", "int64") else [f(axis=1)]
             B[f"reduce/{op}/{d}"] = red
     B["reduce/axes3"] = lambda rng: [_arr(rng, "float32", (4, 5, 6)).sum(axis=(0, 2)),
                                      _arr(rng, "int32", (4, 5, 6)).max(axis=(1,)),

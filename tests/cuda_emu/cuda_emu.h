@@ -25,6 +25,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+#define EMU_EXPORT extern "C" __attribute__((visibility("default")))
 #define __launch_bounds__(...)
 
 struct dim3 {
@@ -48,50 +49,103 @@ namespace emu {
 
 enum State { RUNNABLE, AT_BLOCK, AT_WARP, DONE };
 
+// Context switch. On x86-64 a few instructions save the callee-saved
+// registers and swap stacks (no signal-mask syscall, unlike swapcontext,
+// which keeps reductions with many barriers fast); elsewhere ucontext.
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+extern "C" void emu_switch(void** save_sp, void* load_sp);
+asm(R"(
+.text
+.globl emu_switch
+.hidden emu_switch
+.type emu_switch,@function
+emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size emu_switch, .-emu_switch
+)");
+struct Context {
+  void* sp = nullptr;
+};
+inline void ctx_switch(Context& from, Context& to) { emu_switch(&from.sp, to.sp); }
+inline void ctx_make(Context& c, std::vector<char>& stack, void (*fn)(), Context*) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack.data()) + stack.size()) & ~uintptr_t(15);
+  void** sp = reinterpret_cast<void**>(top);
+  *--sp = nullptr;                          // fake return address of fn (never returns)
+  *--sp = reinterpret_cast<void*>(fn);      // emu_switch's `ret` jumps here
+  for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12-r15
+  c.sp = sp;
+}
+#else
+struct Context {
+  ucontext_t uc;
+};
+inline void ctx_switch(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+inline void ctx_make(Context& c, std::vector<char>& stack, void (*fn)(), Context* link) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack.data();
+  c.uc.uc_stack.ss_size = stack.size();
+  c.uc.uc_link = &link->uc;
+  makecontext(&c.uc, fn, 0);
+}
+#endif
+
 struct Fiber {
-  ucontext_t ctx;
+  Context ctx;
   std::vector<char> stack;
   State state = DONE;
 };
 
-inline ucontext_t main_ctx;
+inline Context main_ctx;
 inline std::vector<Fiber> fibers;
 inline unsigned current = 0;
 inline std::function<void()> body;
 inline std::string error;
-inline unsigned long long warp_buf[32][32];  // [warp][lane]
-inline constexpr size_t kStack = 256 * 1024;
+// Shuffle exchange slots, two per warp used alternately: a lane can only reuse
+// a slot after a later barrier every lane of its warp has passed, so one
+// barrier per shuffle suffices.
+inline unsigned long long warp_buf[32][2][32];  // [warp][parity][lane]
+inline unsigned warp_parity[1024];               // per thread
+inline constexpr size_t kStack = 128 * 1024;
 
 inline void yield(State s) {
   fibers[current].state = s;
-  swapcontext(&fibers[current].ctx, &main_ctx);
+  ctx_switch(fibers[current].ctx, main_ctx);
 }
 
-inline void entry() {
+[[noreturn]] inline void entry() {
   body();
   fibers[current].state = DONE;
-  // returning resumes uc_link (main_ctx)
+  ctx_switch(fibers[current].ctx, main_ctx);
+  __builtin_unreachable();
 }
 
 // Run one block; false (and `error` set) on a barrier not all threads reach.
 inline bool run_block(unsigned nthreads) {
   for (unsigned t = 0; t < nthreads; ++t) {
-    Fiber& f = fibers[t];
-    getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = f.stack.data();
-    f.ctx.uc_stack.ss_size = f.stack.size();
-    f.ctx.uc_link = &main_ctx;
-    makecontext(&f.ctx, entry, 0);
-    f.state = RUNNABLE;
+    ctx_make(fibers[t].ctx, fibers[t].stack, entry, &main_ctx);
+    fibers[t].state = RUNNABLE;
+    warp_parity[t] = 0;
   }
   for (;;) {
-    bool any = false;
     for (unsigned t = 0; t < nthreads; ++t) {
       if (fibers[t].state != RUNNABLE) continue;
-      any = true;
       current = t;
       threadIdx.x = t;
-      swapcontext(&main_ctx, &fibers[t].ctx);
+      ctx_switch(main_ctx, fibers[t].ctx);
     }
     // everyone is now at a barrier or done: release complete barriers
     unsigned done = 0, at_block = 0;
@@ -106,10 +160,10 @@ inline bool run_block(unsigned nthreads) {
       released = true;
     }
     for (unsigned w = 0; w * 32 < nthreads; ++w) {
-      unsigned lo = w * 32, hi = lo + 32 < nthreads ? lo + 32 : nthreads, n = 0;
-      for (unsigned t = lo; t < hi; ++t) n += fibers[t].state == AT_WARP;
+      unsigned n = 0;
+      for (unsigned t = w * 32; t < w * 32 + 32; ++t) n += fibers[t].state == AT_WARP;
       if (n == 32) {
-        for (unsigned t = lo; t < hi; ++t) fibers[t].state = RUNNABLE;
+        for (unsigned t = w * 32; t < w * 32 + 32; ++t) fibers[t].state = RUNNABLE;
         released = true;
       }
     }
@@ -119,7 +173,6 @@ inline bool run_block(unsigned nthreads) {
               " wait at __syncthreads, the rest at a warp barrier (divergent barrier)";
       return false;
     }
-    (void)any;
   }
 }
 
@@ -151,13 +204,14 @@ template <class T>
 T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
   unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  unsigned& parity = emu::warp_parity[threadIdx.x];
   if (mask != 0xffffffffu || width != 32) emu::error = "only full-warp shuffles are emulated";
   unsigned long long slot = 0;
   memcpy(&slot, &v, sizeof(T));
-  emu::warp_buf[warp][lane] = slot;
+  emu::warp_buf[warp][parity][lane] = slot;
   emu::yield(emu::AT_WARP);
   T r = v;
-  if (lane + delta < 32) memcpy(&r, &emu::warp_buf[warp][lane + delta], sizeof(T));
-  emu::yield(emu::AT_WARP);
+  if (lane + delta < 32) memcpy(&r, &emu::warp_buf[warp][parity][lane + delta], sizeof(T));
+  parity ^= 1u;
   return r;
 }

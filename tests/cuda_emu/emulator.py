@@ -34,7 +34,8 @@ HEADER = HERE / "cuda_emu.h"
 CACHE = Path(os.environ.get("LAZY_CUDA_EMU_CACHE",
                             Path(tempfile.gettempdir()) / f"lazyrt-cuda-emu-{os.getuid()}"))
 CXX = os.environ.get("CXX", "g++")
-FLAGS = ["-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w"]
+FLAGS = ["-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-w",
+         "-fvisibility=hidden"]
 GUARD = 16  # elements of guard zone on each side of every output
 _NP = {"bool": np.uint8, "int": np.int32, "i64": np.int64, "float": np.float32,
        "double": np.float64, "u8": np.uint8}
@@ -62,7 +63,7 @@ def _launcher(src: CudaSource) -> str:
             args.append(f"({p.ctype.replace('__restrict__', '')})bufs[{nbuf}]")
             nbuf += 1
     call = f"{src.name}({', '.join(args)})"
-    return (f'extern "C" int launch_{src.name}(unsigned grid, unsigned block, '
+    return (f'EMU_EXPORT int launch_{src.name}(unsigned grid, unsigned block, '
             f"const long long* A, const long long* S, void** bufs, int mode, "
             f"long long nparts) {{\n  (void)mode; (void)nparts; (void)A; (void)S; (void)bufs;\n"
             f"  return emu::launch(grid, block, [&] {{ {call}; }});\n}}\n")
@@ -76,7 +77,7 @@ def translation_unit(sources: list[CudaSource]) -> str:
             continue
         seen.add(s.name)
         parts += [s.source, _launcher(s)]
-    parts.append('extern "C" const char* emu_error() { return emu::error.c_str(); }\n')
+    parts.append('EMU_EXPORT const char* emu_error() { return emu::error.c_str(); }\n')
     return "\n".join(parts)
 
 

@@ -1,0 +1,150 @@
+"""Hypothesis strategies for random Kernel IR (CUDA tests).
+
+Random shapes (incl. 0 and 1), first views with negative and zero strides
+and offsets, chained views, iota inputs, out-space inputs, scalars of every
+dtype, expression DAGs over every exact op with casts, every reduction with
+epilogues, and output views that are permuted, flipped and gapped.
+Transcendental ops are left to the corpus (their rounding differs by
+platform); sums of quarter-integers are exact in any order, so results
+compare bitwise.
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from scheduler.dtypes import ALL, bool_, float64, int64, result_type
+from scheduler.kernel_ir import Cast, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced, Scalar
+from scheduler.ops import ELEMENTWISE, REDUCTIONS
+from scheduler.view import View
+
+from .corpus import Case, values
+
+EXACT_OPS = sorted(set(ELEMENTWISE) - {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"})
+
+
+def _span(shape, strides):
+    lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0 and n > 0)
+    hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0 and n > 0)
+    return lo, hi
+
+
+@st.composite
+def view_chain(draw, shape, nchain):
+    views, cur = [], tuple(shape)
+    for level in range(nchain + 1):
+        strides = tuple(draw(st.integers(-3, 3)) for _ in cur)
+        lo, hi = _span(cur, strides)
+        off = -lo + draw(st.integers(0, 2))
+        need = off + hi + 1
+        views.append(View(cur, strides, off))
+        if level < nchain:
+            a = draw(st.integers(1, 3))
+            cur = (need + draw(st.integers(0, 2)),) if draw(st.booleans()) else (a, -(-need // a))
+    return views, need
+
+
+@st.composite
+def out_view(draw, shape):
+    r = len(shape)
+    perm = draw(st.permutations(range(r))) if r else []
+    strides, acc = [0] * r, draw(st.sampled_from([1, 1, 2]))
+    for ax in reversed(perm):
+        strides[ax] = acc
+        acc *= max(shape[ax], 1)
+    strides = [-s if draw(st.booleans()) and s else s for s in strides]
+    lo, hi = _span(shape, strides)
+    return View(tuple(shape), tuple(strides), -lo), hi - lo + 1
+
+
+@st.composite
+def expr_tree(draw, leaves, depth, ops):
+    pool = list(leaves)
+
+    def gen(d):
+        if d == 0 or draw(st.integers(0, 3)) == 0:
+            return draw(st.sampled_from(pool))
+        if draw(st.integers(0, 5)) == 0:
+            e = Cast(gen(d - 1), draw(st.sampled_from(list(ALL))))
+        else:
+            name = draw(st.sampled_from(ops))
+            prim = ELEMENTWISE[name]
+            args = [gen(d - 1) for _ in range(prim.arity)]
+            head = []
+            if name == "where":
+                c = args[0]
+                head, args = [c if c.dtype == bool_ else Cast(c, bool_)], args[1:]
+            dt = result_type(*[a.dtype for a in args])
+            if dt.kind not in prim.kinds:
+                dt = int64 if "i" in prim.kinds else float64
+            comp = prim.compute_dtype(dt)
+            args = [a if a.dtype == comp else Cast(a, comp) for a in args]
+            e = Op(name, tuple(head + args), prim.result_dtype(comp))
+        pool.append(e)  # later nodes may share it: a DAG
+        return e
+    return gen(depth)
+
+
+@st.composite
+def random_case(draw, reduce: bool) -> Case:
+    ndim = draw(st.integers(1 if reduce else 0, 3))
+    n_reduce = draw(st.integers(1, ndim)) if reduce else 0
+    n_out = ndim - n_reduce
+    # interpret.run cannot reduce into an empty out space: out axes of a reduction are > 0
+    shape = tuple(draw(st.sampled_from([1, 2, 3, 4, 6] if reduce and d < n_out
+                                       else [1, 2, 3, 5, 7, 0])) for d in range(ndim))
+    if reduce and draw(st.integers(0, 4)) == 0:  # a long reduce axis: partials do work
+        shape = shape[:-1] + (draw(st.integers(40, 300)),)
+    inputs, views, sizes = [], [], []
+    for n in range(draw(st.integers(1, 3))):
+        iota = draw(st.integers(0, 5)) == 0
+        dt = int64 if iota else draw(st.sampled_from(ALL))
+        space = "out" if reduce and n and n_out and draw(st.integers(0, 2)) == 0 else "full"
+        vs, size = draw(view_chain(shape if space == "full" else shape[:n_out],
+                                   draw(st.sampled_from([0, 0, 1, 2]))))
+        inner = vs[0].strides[-1] if vs[0].strides and vs[0].strides[-1] in (0, 1) \
+            and draw(st.booleans()) else None
+        inputs.append(Input(dt, space, tuple(v.ndim for v in vs[1:]), inner, iota))
+        views.append(vs)
+        sizes.append(size)
+    scalars = tuple(draw(st.lists(st.sampled_from(ALL), max_size=2)))
+    full = [Load(i, x.dtype) for i, x in enumerate(inputs) if x.space == "full"]
+    full += [Scalar(i, d) for i, d in enumerate(scalars)]
+    red, leaves = None, full
+    if reduce:
+        op = draw(st.sampled_from(sorted(REDUCTIONS)))
+        x = draw(expr_tree(full, 3, EXACT_OPS))
+        r = REDUCTIONS[op]
+        red = Reduce(op, x, r.acc_dtype(x.dtype), r.result_dtype(x.dtype))
+        leaves = [Load(i, x.dtype) for i, x in enumerate(inputs) if x.space == "out"]
+        leaves += [Scalar(i, d) for i, d in enumerate(scalars)] + [Reduced(red.dtype)] * 3
+    outputs, out_views, out_sizes = [], [], []
+    for _ in range(draw(st.integers(1, 2))):
+        e = Reduced(red.dtype) if reduce and draw(st.booleans()) else \
+            draw(expr_tree(leaves, 3, EXACT_OPS))
+        v, size = draw(out_view(shape[:n_out]))
+        inner = 1 if v.strides and v.strides[-1] == 1 and draw(st.booleans()) else None
+        outputs.append(Output(draw(st.sampled_from([e.dtype] * 3 + list(ALL))), e, inner))
+        out_views.append(v)
+        out_sizes.append(size)
+    k = Kernel(ndim, n_reduce, tuple(inputs), scalars, red, tuple(outputs))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    bufs = [None if inp.iota else values(rng, inp.dtype.name, (n,))
+            for inp, n in zip(inputs, sizes)]
+    svals = [values(rng, d.name, (1,), special=False)[0].item() for d in scalars]
+    launch = Launch(shape, views, out_views, svals)
+    expected = [np.full(n, 7, o.dtype.np) for n, o in zip(out_sizes, outputs)]
+    return Case(f"random/{k.digest()}", k, launch, bufs, expected, False,
+                (None, 0, 1, 2, 4) if reduce else (None,))
+
+
+def with_reference(case: Case) -> Case | None:
+    """Fill `expected` from interpret.run; None when the reference rejects the case."""
+    from scheduler import interpret
+    try:
+        with np.errstate(all="ignore"):
+            interpret.run(case.kernel, case.launch, case.inputs, case.expected)
+    except ValueError:  # empty reduction without identity: both must raise, tested elsewhere
+        return None
+    return case
+

@@ -1,0 +1,234 @@
+"""The CUDA backend without a GPU: every generated source is compiled with NVRTC
+(compute_80 and compute_90) and run on the CPU under the host emulation of the
+CUDA thread model (tests/cuda_emu), compared with `scheduler.interpret`.
+
+The corpus (tests/cuda_emu/corpus.py) is real kernels from the scheduler's
+plans: every op and dtype, casts, strided / broadcast / negative-stride /
+chained views, iota, scalars, every reduction over any axes with prologue and
+epilogue fusion, empty and size-1 cases. Each reduction runs under every
+launch strategy (block, thread, warp per output, two-pass partials).
+Hypothesis adds random Kernel IR (tests/cuda_emu/random_ir.py). Sources are
+deduplicated and compiled in batches, so the module stays fast.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lazy
+from cuda_backend import CUDABackend
+from cuda_backend.codegen import generate
+from cuda_backend.launch import plan_launch
+from cuda_backend.nvrtc import ARCHS
+from cuda_emu import emulator
+from cuda_emu.check import assert_outputs, nvrtc_check
+from cuda_emu.corpus import Case, corpus
+from cuda_emu.random_ir import random_case, with_reference
+from scheduler.kernel_ir import Launch
+from scheduler.realize import plan
+from scheduler.view import View
+
+CORPUS = corpus()
+SOURCES = list({s.name: s for s in (generate(c.kernel) for c in CORPUS)}.values())
+HAVE_CXX = shutil.which(emulator.CXX) is not None
+
+
+def _have_nvrtc() -> bool:
+    try:
+        from cuda_backend.nvrtc import bindings
+        bindings()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="CuPy's NVRTC is not installed "
+                                 "(pip install 'lazyrt[cuda]')")
+needs_cxx = pytest.mark.skipif(not HAVE_CXX, reason=f"no C++ compiler ({emulator.CXX})")
+
+
+def build_many(sources, chunks: int = 2):
+    """Emulation libraries for `sources`, built in parallel chunks; name -> library."""
+    chunks = 1 if len(sources) < 40 else chunks  # each library pays ~1 s of header parsing
+    size = max(1, math.ceil(len(sources) / chunks))
+    parts = [sources[i:i + size] for i in range(0, len(sources), size)]
+    with ThreadPoolExecutor(len(parts) or 1) as pool:
+        libs = list(pool.map(emulator.build, parts))
+    return {s.name: lib for part, lib in zip(parts, libs) for s in part}
+
+
+@pytest.fixture(scope="module")
+def libs():
+    return build_many(SOURCES)
+
+
+def run_case(case: Case, libs, **kw) -> None:
+    for mode in case.modes:
+        outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
+        emulator.run(case.kernel, case.launch, case.inputs, outs,
+                     lib=libs[generate(case.kernel).name], mode=mode, **kw)
+        assert_outputs(case, outs, f"(mode {mode})")
+
+
+# -- NVRTC --------------------------------------------------------------------------------
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_nvrtc_compiles_corpus(arch):
+    assert nvrtc_check(SOURCES, arch) == len(SOURCES)
+
+
+@needs_nvrtc
+def test_nvrtc_error_shows_source_and_log():
+    from cuda_backend.nvrtc import NVRTCError, compile_ptx
+    with pytest.raises(NVRTCError) as info:
+        compile_ptx('extern "C" __global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n')
+    msg = str(info.value)
+    assert "undefined_name" in msg and "error" in msg.lower()
+    assert "    2    x[0] = undefined_name;" in msg  # numbered source
+
+
+# -- emulation against the reference interpreter ------------------------------------------
+@needs_cxx
+@pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
+def test_emulated_corpus(case, libs):
+    run_case(case, libs)
+
+
+@needs_cxx
+def test_block_sizes_and_grids(libs):
+    """Results do not depend on the geometry: one warp, many warps, one block, many."""
+    picks = [c for c in CORPUS if c.kernel.reduce is not None][::9]
+    picks += [c for c in CORPUS if c.kernel.reduce is None][::15]
+    for case in picks:
+        for block, grid in ((32, 1), (128, 2), (96, 5)):
+            run_case(case, libs, block=block, max_grid=grid)
+
+
+@needs_cxx
+@needs_nvrtc
+def test_packed_arguments(libs):
+    """Kernels too large for by-value parameters read sizes from device arrays."""
+    picks = [c for c in CORPUS if c.inputs and any(len(v) > 1 for v in c.launch.inputs)][:6]
+    picks += [c for c in CORPUS if c.kernel.reduce is not None and c.kernel.scalars][:4]
+    srcs = [generate(c.kernel, packed=True) for c in picks]
+    assert all(s.packed and "A[" in s.source for s in srcs)
+    for arch in ARCHS:
+        nvrtc_check(srcs, arch)
+    lib = emulator.build(srcs)
+    for case, src in zip(picks, srcs):
+        for mode in case.modes:
+            outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
+            emulator.run(case.kernel, case.launch, case.inputs, outs, lib=lib, src=src, mode=mode)
+            assert_outputs(case, outs, f"(packed, mode {mode})")
+
+
+@needs_cxx
+def test_float32_sum_accuracy_16m():
+    """float32 sums accumulate in float64: within 1e-6 of the float64 sum for 16M values."""
+    x = np.random.default_rng(7).random(1 << 24, dtype=np.float32)
+    t = lazy.asarray(x)
+    [step] = plan([t.sum()._buf]).steps
+    assert step.kernel.reduce.acc.name == "float64"
+    exact = float(np.sum(x, dtype=np.float64))
+    for mode, sms in ((None, 4), (0, 2)):
+        out = np.zeros(1, np.float32)
+        emulator.run(step.kernel, step.launch, [x], [out], mode=mode, sms=sms,
+                     block=256)
+        assert abs(float(out[0]) - exact) <= 1e-6 * exact, (mode, float(out[0]), exact)
+
+
+@needs_cxx
+def test_empty_reduction_without_identity_raises():
+    """lazy rejects these at build time; the backend still refuses a zero-size launch."""
+    t = lazy.asarray(np.zeros((3, 4), np.float32))
+    [step] = plan([t.max(axis=1)._buf]).steps
+    empty = Launch((3, 0), [[View((3, 0), (4, 1), 0)]], [View((3,), (1,), 0)])
+    with pytest.raises(ValueError, match="zero-size"):
+        emulator.run(step.kernel, empty, [step.inputs[0].array], [np.zeros(3, np.float32)])
+
+
+# -- random Kernel IR (hypothesis) ---------------------------------------------------------
+SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def _check_batch(cases: list[Case]) -> None:
+    cases = [c for c in (with_reference(c) for c in cases) if c is not None]
+    srcs = list({s.name: s for s in (generate(c.kernel) for c in cases)}.values())
+    if _have_nvrtc():
+        for arch in ARCHS:
+            nvrtc_check(srcs, arch)
+    libs = build_many(srcs)
+    for case in cases:
+        run_case(case, libs)
+
+
+@needs_cxx
+@SETTINGS
+@given(st.lists(random_case(reduce=False), min_size=16, max_size=16))
+def test_random_elementwise(cases):
+    _check_batch(cases)
+
+
+@needs_cxx
+@SETTINGS
+@given(st.lists(random_case(reduce=True), min_size=16, max_size=16))
+def test_random_reductions(cases):
+    _check_batch(cases)
+
+
+# -- the backend object, without a GPU -----------------------------------------------------
+def test_available_says_why_not():
+    ok, why = CUDABackend().available()
+    if ok:
+        pytest.skip(f"a CUDA device is present: {why}")
+    assert why.startswith("cuda unavailable: ")
+    assert any(w in why for w in ("driver", "CuPy", "device")), why
+
+
+def test_source_without_gpu():
+    x = lazy.asarray(np.ones((4, 5), np.float32))
+    [step] = plan([(x * 2).sum(axis=1)._buf]).steps
+    be = CUDABackend()
+    src = be.source(step.kernel)
+    name = f"lazy_{step.kernel.digest()}"
+    assert f'extern "C" __global__ void {name}(' in src
+    assert "__shfl_down_sync" in src and "__syncthreads" in src
+    assert be.supports(step.kernel) == (True, "all ops lowered to CUDA C")
+
+
+def test_new_shape_same_source():
+    """Shapes, strides and offsets are arguments: a new shape reuses the kernel."""
+    def kernel_for(shape, sl):
+        a = lazy.asarray(np.ones(shape, np.float32))
+        return plan([(a[sl] * 3 + 1)._buf]).steps[0].kernel
+    k1 = kernel_for((10, 7), (slice(1, None, 2), slice(None)))
+    k2 = kernel_for((300, 9), (slice(5, None, 3), slice(None)))
+    assert generate(k1).source == generate(k2).source
+
+
+def test_launch_geometry_fills_device():
+    x = lazy.asarray(np.ones(1 << 24, np.float32))
+    [step] = plan([(x * 2)._buf]).steps
+    p = plan_launch(step.kernel, step.launch, sms=132)
+    assert p.calls[0].grid == 132 * 32 and p.calls[0].block == 256
+    [full] = plan([x.sum()._buf]).steps
+    p = plan_launch(full.kernel, full.launch, sms=132)
+    assert [c.mode for c in p.calls] == [2, 3] and p.calls[0].nparts > 100
+    rows = lazy.asarray(np.ones((100000, 64), np.float32))
+    assert plan_launch(*_kl(rows.sum(axis=1)), sms=132).calls[0].mode == 4
+    assert plan_launch(*_kl(rows.sum(axis=0)), sms=132).calls[0].mode == 2  # 64 outputs
+    cols = lazy.asarray(np.ones((64, 100000), np.float32))
+    assert plan_launch(*_kl(cols.sum(axis=0)), sms=132).calls[0].mode == 1
+
+
+def _kl(t):
+    [step] = plan([t._buf]).steps
+    return step.kernel, step.launch
+
