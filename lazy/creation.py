@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 import operator
-import os
 
 import numpy as np
 
+from scheduler import backends
 from scheduler.dtypes import DEFAULT_FLOAT, DType, as_dtype, bool_, float64, int64
 from scheduler.graph import Buffer
+from scheduler.log import log
 from scheduler.view import View
 
 from . import elementwise, runtime
@@ -24,14 +25,31 @@ from .tensor import Tensor
 
 
 def resolve_device(device: object | None) -> str:
-    """'cpu' unless asked otherwise (LAZY_DEVICE); CUDA arrives with its backend."""
-    name = str(device) if device is not None else os.environ.get("LAZY_DEVICE", "cpu")
+    """A device name, checked now: 'cpu', or 'cuda' when a usable GPU is there.
+
+    With no device named: LAZY_DEVICE, else CUDA where a usable GPU is
+    found, else CPU; the log notes which, and why.
+    """
+    if device is None:
+        name, why = backends.default_device()
+        log.note(f"default device: {name} ({why})")
+    else:
+        name = str(device)
     if name == "cpu":
         return "cpu"
-    if name == "cuda" or name.startswith("cuda:"):
-        raise RuntimeError(f"device {name!r} is unavailable: this build of lazyrt has no "
-                           f"CUDA backend yet; use device='cpu'")
-    raise ValueError(f"unknown device {name!r}: expected 'cpu' or 'cuda[:N]'")
+    if name in ("cuda", "cuda:0"):
+        ok, why = backends.device_status("cuda")
+        if not ok:
+            raise RuntimeError(f"device {name!r} is unavailable: {why}")
+        return "cuda"
+    if name.startswith("cuda:"):
+        raise ValueError(f"device {name!r}: lazyrt drives one GPU, 'cuda' (= 'cuda:0')")
+    raise ValueError(f"unknown device {name!r}: expected 'cpu' or 'cuda'")
+
+
+def _placed(t: Tensor, device: str) -> Tensor:
+    """`t` (host data) on `device`: a lazy transfer when that is not the CPU."""
+    return t if device == "cpu" else t.to(device)
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
@@ -58,20 +76,21 @@ def _dtype_of_value(value: object, dtype: object | None) -> DType:
 
 def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
     """A new tensor holding a copy of `data` (a NumPy array, nested lists or a scalar)."""
-    resolve_device(device)
+    dev = resolve_device(device)
     if isinstance(data, Tensor):
-        return data.astype(dtype or data.dtype)
+        return data.astype(dtype or data.dtype).to(dev)
     buf, view = buffer_and_view(data, dtype, copy=True)
-    return Tensor._wrap(buf, view)
+    return _placed(Tensor._wrap(buf, view), dev)
 
 
 def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
     """Like `tensor`, but NumPy arrays are shared, not copied, when possible."""
-    resolve_device(device)
+    dev = resolve_device(device) if device is not None else None
     if isinstance(obj, Tensor):
-        return obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
+        t = obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
+        return t if dev is None else t.to(dev)
     buf, view = buffer_and_view(obj, dtype, copy=False)
-    return Tensor._wrap(buf, view)
+    return _placed(Tensor._wrap(buf, view), dev or "cpu")
 
 
 def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:
@@ -93,7 +112,9 @@ def empty(*shape, dtype: object = None, device: object = None) -> Tensor:
     """Uninitialized memory, allocated now (there is nothing to compute)."""
     shape = _shape(shape)
     d = as_dtype(dtype or DEFAULT_FLOAT)
-    resolve_device(device)
+    dev = resolve_device(device)
+    if dev != "cpu":
+        return full(shape, 0, d, dev)  # device memory comes from a kernel
     flat = np.empty(math.prod(shape), d.np)
     return Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape))
 
@@ -168,9 +189,9 @@ def _random(draw, shape: tuple, dtype: object, device: object) -> Tensor:
     d = as_dtype(dtype or DEFAULT_FLOAT)
     if not d.is_float:
         raise TypeError(f"random tensors must be floating, got dtype {d.name}")
-    resolve_device(device)
+    dev = resolve_device(device)
     flat = draw(math.prod(shape), d.np)
-    return Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape))
+    return _placed(Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape)), dev)
 
 
 def rand(*shape, dtype: object = None, device: object = None) -> Tensor:

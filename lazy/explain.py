@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scheduler.backends import FallbackError, blas_name, choose
+from scheduler.backends import FallbackError, blas_name, choose, cuda_backend, device_status
 from scheduler.realize import plan
 
 from . import runtime
@@ -37,14 +37,33 @@ class Plan:
         return "\n".join(lines)
 
 
-def explain(*tensors: Tensor) -> Plan:
-    """Schedule the given (or all live) pending tensors and describe each kernel."""
+def explain(*tensors: Tensor, device: str | None = None) -> Plan:
+    """Schedule the given (or all live) pending tensors and describe each kernel.
+
+    `device="cuda"` shows what the CUDA backend would run for the same graph,
+    with its CUDA C as `source`: no GPU or driver needed.
+    """
     bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
     sched = plan(bufs)
     out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded)
     for step in sched.steps:
         if step.kernel is None:
-            backend, reason, source = "blas", f"extern matmul: NumPy's BLAS ({blas_name()})", ""
+            op = step.group.root.node.op
+            if op == "to_device":
+                backend, reason, source = "copy", "transfer", ""
+            elif device == "cuda":
+                backend, reason, source = "cublas", "extern matmul: cuBLAS via CuPy", ""
+            else:
+                backend, reason = "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
+                source = ""
+        elif device == "cuda":
+            cuda = cuda_backend()
+            if cuda is None:
+                raise RuntimeError("explain(device='cuda'): the cuda_backend package failed "
+                                   "to import")
+            ok, why = cuda.supports(step.kernel)
+            backend, source = "cuda", cuda.source(step.kernel)
+            reason = f"{'supported' if ok else why}; {device_status('cuda')[1]}"
         else:
             try:
                 b, reason = choose(step.kernel, step.group.root.device)

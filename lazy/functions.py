@@ -156,7 +156,7 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
     if a.size == 0 or b.size == 0:
         return False
     if a._buf is not b._buf:
-        if a._buf.pending or b._buf.pending:
+        if a._buf.pending or b._buf.pending or a.device != "cpu" or b.device != "cpu":
             return False
         return bool(np.shares_memory(a._buf.array, b._buf.array)) and bool(
             np.shares_memory(a.numpy(), b.numpy()))

@@ -136,10 +136,15 @@ class Tensor:
 
     def _host(self, what: str) -> np.ndarray:
         runtime.implicit_sync(self, what)
+        if self.device != "cpu":  # a copy to host memory, logged as a transfer
+            return self.to("cpu")._host(what)
         return host_view(self._buf.array, self._view)
 
     def numpy(self) -> np.ndarray:
-        """A read-only NumPy view of the same memory, with the same strides."""
+        """A read-only NumPy view of the same memory, with the same strides.
+
+        For a CUDA tensor: a host copy (a logged transfer).
+        """
         return self._host("numpy()")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -190,8 +195,22 @@ class Tensor:
     def astype(self, dtype: object) -> "Tensor":
         return elementwise.astype(self, dtype)
 
-    def to(self, dtype: object) -> "Tensor":
-        return elementwise.astype(self, dtype) if as_dtype(dtype) != self.dtype else self
+    def to(self, target: object) -> "Tensor":
+        """`to("cuda")`/`to("cpu")` moves (a lazy transfer); `to(dtype)` converts."""
+        if isinstance(target, str) and target.split(":")[0] in ("cpu", "cuda"):
+            from .creation import resolve_device
+            device = resolve_device(target)
+            if device == self.device:
+                return self
+            return runtime.make("to_device", ((self._buf, self._view),), device, self.dtype,
+                                self.shape, device)
+        return elementwise.astype(self, target) if as_dtype(target) != self.dtype else self
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self) -> "Tensor":
+        return self.to("cuda")
 
     def float(self) -> "Tensor":
         return self.to("float32")

@@ -2,8 +2,10 @@
 
 CPU kernels go to the LLVM JIT when it is available and supports the
 kernel; otherwise to the NumPy interpreter, logged as a fallback (an error
-under LAZY_FALLBACK=error). Matrix products are extern kernels that call
-the BLAS NumPy links against.
+under LAZY_FALLBACK=error). CUDA kernels go to the CUDA backend (CuPy
+RawKernel). Matrix products are extern kernels: the BLAS NumPy links
+against on CPU, cuBLAS on CUDA. Backends load lazily, at first use, and a
+backend that cannot load is a reason in the log, never an import error.
 """
 from __future__ import annotations
 
@@ -68,6 +70,42 @@ def _llvm() -> tuple[Backend | None, str]:
 NUMPY = NumpyBackend()
 
 
+@lru_cache(maxsize=None)
+def cuda_backend() -> Any:
+    """The CUDA backend object (its `source()` works with no GPU), or None."""
+    try:
+        from cuda_backend import CUDABackend
+        return CUDABackend()
+    except Exception:  # noqa: BLE001 - reported by device_status
+        return None
+
+
+@lru_cache(maxsize=None)
+def _cuda_status() -> tuple[bool, str]:
+    backend = cuda_backend()
+    if backend is None:
+        return False, "cuda unavailable: the cuda_backend package failed to import"
+    return backend.available()
+
+
+def device_status(device: str) -> tuple[bool, str]:
+    """(usable, what was found or why not) for "cpu" or "cuda"."""
+    if device == "cpu":
+        llvm, why = _llvm()
+        return True, why if llvm is not None else f"NumPy fallback ({why})"
+    return _cuda_status()
+
+
+def default_device() -> tuple[str, str]:
+    """The device tensors get when none is named, and why (LAZY_DEVICE, else CUDA if usable)."""
+    import os
+    env = os.environ.get("LAZY_DEVICE", "").strip()
+    if env:
+        return env, "LAZY_DEVICE"
+    ok, why = _cuda_status()
+    return ("cuda", why) if ok else ("cpu", why)
+
+
 def blas_name() -> str:
     try:
         info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
@@ -78,6 +116,15 @@ def blas_name() -> str:
 
 def choose(kernel: Kernel, device: str) -> tuple[Backend, str]:
     """Backend for one kernel on `device`, with the reason to log."""
+    if device == "cuda":
+        ok, why = _cuda_status()
+        backend = cuda_backend()
+        if not ok:
+            raise RuntimeError(why)
+        ok, not_ok = backend.supports(kernel)
+        if not ok:
+            raise RuntimeError(f"the CUDA backend cannot run this kernel: {not_ok}")
+        return backend, f"cuda tensors: CUDA C via NVRTC ({why})"
     llvm, why = _llvm()
     if llvm is not None:
         ok, not_ok = llvm.supports(kernel)
@@ -90,10 +137,23 @@ def choose(kernel: Kernel, device: str) -> tuple[Backend, str]:
 
 
 def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray) -> float:
-    """Run an extern kernel; returns milliseconds."""
+    """Run an extern kernel on host arrays; returns milliseconds."""
     t = time.perf_counter()
     if op == "matmul":
         np.matmul(inputs[0], inputs[1], out=out)
     else:
         raise NotImplementedError(op)
     return (time.perf_counter() - t) * 1e3
+
+
+def transfer(array: Any, view: Any, src: str, dst: str) -> Any:
+    """Copy the elements `view` selects from `src` to `dst`, as a flat contiguous array."""
+    from .graph import host_view
+    if src == "cpu" and dst == "cuda":
+        import cupy
+        return cupy.asarray(np.ascontiguousarray(host_view(array, view))).reshape(-1)
+    if src == "cuda" and dst == "cpu":
+        from cuda_backend import device_view
+        import cupy
+        return np.ascontiguousarray(cupy.asnumpy(device_view(array, view))).reshape(-1)
+    raise ValueError(f"no transfer from {src} to {dst}")

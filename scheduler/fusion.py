@@ -7,8 +7,8 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
 
 - "requested": the sync asked for it (a live tensor or an explicit target);
 - "read by N kernels": its consumers ended up in different kernels;
-- "extern": matmul runs as its own BLAS kernel, and what it reads must
-  be in memory;
+- "extern": matmul runs as its own BLAS kernel, and a device transfer as a
+  copy; what they read must be in memory;
 - "one reduction per kernel": a reduction feeding another reduction;
 - "reduction read through a view": a consumer reads a reduction's result
   broadcast or permuted, which needs the whole result first;
@@ -75,7 +75,7 @@ def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: s
 
 def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
     """None if `buf` can be inlined into `group` (all its readers are there), else why not."""
-    if group.kind == "extern" or buf.node.op == "matmul":
+    if group.kind == "extern" or buf.node.op in ("matmul", "to_device"):
         return "extern"
     if len(group.members) >= config.max_kernel_ops:
         return "kernel op cap"
@@ -130,7 +130,8 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
                 join(buf, group, readers)
                 group_of[id(buf)] = group
                 continue
-        kind = {"matmul": "extern", "scatter": "scatter"}.get(buf.node.op, "elementwise")
+        kind = {"matmul": "extern", "to_device": "extern",
+                "scatter": "scatter"}.get(buf.node.op, "elementwise")
         group = Group(root=buf, why=why, kind=kind)
         if group.kind != "extern":
             group.members.append(buf)

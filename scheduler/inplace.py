@@ -31,7 +31,7 @@ def _disjoint(a: View, b: View) -> bool:
 def can_write_in_place(step: Step, held: set[int]) -> tuple[bool, str]:
     """(True, "in place") or (False, why the old version is copied)."""
     base = step.base
-    if not base.array.flags.writeable:
+    if not getattr(base.array.flags, "writeable", True):  # CuPy arrays are always writable
         return False, "copy: the old version is read-only memory"
     group = step.group
     inlined = [m for m in group.members if m is not group.root]

@@ -66,6 +66,8 @@ class Counters:
     implicit_syncs: int = 0
     auto_syncs: int = 0
     fallbacks: int = 0
+    transfers: int = 0
+    transfer_bytes: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -77,6 +79,7 @@ class Log:
     _kernels: deque = field(default_factory=deque)
     _syncs: deque = field(default_factory=deque)
     counters: Counters = field(default_factory=Counters)
+    notes: list[str] = field(default_factory=list)  # one-off findings: the default device
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_sync: int = 1
 
@@ -95,6 +98,9 @@ class Log:
             c.cache_hits += rec.cache == "hit"
             c.cache_misses += rec.cache.startswith(("miss", "disk"))
             c.fallbacks += rec.reason.startswith("fallback")
+            if rec.backend == "copy":
+                c.transfers += 1
+                c.transfer_bytes += rec.nbytes
         self._emit(rec.line())
 
     def add_sync(self, rec: SyncRecord) -> None:
@@ -106,6 +112,13 @@ class Log:
             self.counters.implicit_syncs += rec.cause.startswith("implicit")
             self.counters.auto_syncs += rec.cause.startswith("auto")
         self._emit(rec.line())
+
+    def note(self, text: str) -> None:
+        """Record a one-off finding (such as which device is the default, and why)."""
+        with self._lock:
+            if text not in self.notes:
+                self.notes.append(text)
+        self._emit(f"[lazy] {text}")
 
     def _emit(self, line: str) -> None:
         logger.info(line)
@@ -141,6 +154,7 @@ class Log:
                 "kernels": [asdict(k) for k in self._kernels],
                 "syncs": [asdict(s) for s in self._syncs],
                 "counters": self.counters.as_dict(),
+                "notes": list(self.notes),
             }, indent=1)
 
     def table(self, last: int | None = None) -> str:
@@ -152,12 +166,14 @@ class Log:
                  r.reason, r.cache, f"{r.compile_ms:.2f}", f"{r.run_ms:.2f}",
                  f"{r.nbytes / 1e6:.1f}", _ops_summary(r.ops)) for r in rows]
         widths = [max(len(x) for x in col) for col in zip(head, *body)]
-        lines = ["  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()
-                 for row in [head, tuple("-" * w for w in widths), *body]]
+        lines = [f"note: {n}" for n in self.notes]
+        lines += ["  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()
+                  for row in [head, tuple("-" * w for w in widths), *body]]
         c = self.counters
         lines.append(f"{c.syncs} syncs ({c.implicit_syncs} implicit, {c.auto_syncs} auto), "
                      f"{c.kernels} kernels, cache {c.cache_hits} hits / {c.cache_misses} misses, "
-                     f"{c.fallbacks} fallbacks")
+                     f"{c.fallbacks} fallbacks, {c.transfers} transfers "
+                     f"({c.transfer_bytes / 1e6:.1f} MB)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -163,7 +163,7 @@ def _inner(strides: list[int]) -> int | None:
 def lower(group: Group, name_index: int) -> Step:
     root = group.root
     if group.kind == "extern":
-        return Step(f"matmul_{name_index}", group, [root],
+        return Step(f"{root.node.op}_{name_index}", group, [root],
                     inputs=[b for b, _ in root.node.srcs], ops=_op_names(group))
     b = _Builder(group)
     pos, base = None, None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .backend import CompileInfo
-from .backends import FallbackError, blas_name, choose, run_extern
+from .backends import FallbackError, blas_name, choose, run_extern, transfer
 from .fusion import fuse
 from .graph import Buffer, host_view
 from .inplace import can_write_in_place
@@ -66,15 +66,28 @@ def _write_target(step: Step, held: set[int]) -> tuple[np.ndarray, str]:
 def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) -> None:
     root = step.group.root
     device = root.device
-    if step.kernel is None:  # extern
+    if step.kernel is None:  # extern: a transfer or a library call
         node = root.node
-        args = [host_view(b.array, v) for b, v in node.srcs]
-        out = np.empty(node.shape, root.dtype.np)
-        run_ms = run_extern(node.op, args, out)
-        root.array, root.node = out.reshape(-1), None
-        log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, "blas",
-                                    f"extern {node.op}: NumPy's BLAS ({blas_name()})", "-",
-                                    0.0, run_ms, _nbytes(step)))
+        t = time.perf_counter()
+        if node.op == "to_device":
+            (src, view), = node.srcs
+            root.array = transfer(src.array, view, src.device, device)
+            backend, reason = "copy", f"transfer {src.device} -> {device}"
+            run_ms = (time.perf_counter() - t) * 1e3
+        elif device == "cuda":
+            from cuda_backend import cublas_reason, device_view, run_extern as cuda_extern
+            import cupy
+            out = cupy.empty(node.shape, root.dtype.np)
+            run_ms = cuda_extern(node.op, [device_view(b.array, v) for b, v in node.srcs], out)
+            root.array, backend, reason = out.reshape(-1), "cublas", cublas_reason()
+        else:
+            out = np.empty(node.shape, root.dtype.np)
+            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in node.srcs], out)
+            root.array, backend = out.reshape(-1), "blas"
+            reason = f"extern {node.op}: NumPy's BLAS ({blas_name()})"
+        root.node = None
+        log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
+                                    reason, "-", 0.0, run_ms, _nbytes(step)))
         return
     backend, reason = choose(step.kernel, device)
     if step.base is not None:
