@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import re
 
-from scheduler.kernel_ir import Cast, Kernel, Load, Op, Reduced, Scalar, postorder
+from scheduler.kernel_ir import Cast, Gather, Kernel, Load, Op, Reduced, Scalar, postorder
 
 
 def structural_key(k: Kernel) -> str:
@@ -23,6 +23,7 @@ def structural_key(k: Kernel) -> str:
     node_id: dict[int, int] = {}
     lines: list[str] = []
     roots = ([k.reduce.expr] if k.reduce is not None else []) + [o.expr for o in k.outputs]
+    roots += [o.pos for o in k.outputs if o.pos is not None]
     for e in postorder(roots):
         if isinstance(e, Load):
             sig = f"load({e.input}) {e.dtype!r}"
@@ -32,6 +33,8 @@ def structural_key(k: Kernel) -> str:
             sig = f"reduced {e.dtype!r}"
         elif isinstance(e, Cast):
             sig = f"cast(%{node_id[id(e.x)]}) {e.dtype!r}"
+        elif isinstance(e, Gather):
+            sig = f"gather({e.input},%{node_id[id(e.pos)]}) {e.dtype!r}"
         elif isinstance(e, Op):
             args = ",".join(f"%{node_id[id(a)]}" for a in e.args)
             sig = f"{e.name}({args}) {e.dtype!r}"
@@ -42,12 +45,13 @@ def structural_key(k: Kernel) -> str:
             lines.append(sig)
         node_id[id(e)] = sig_id[sig]
     ins = ",".join(f"Input({i.dtype!r},{i.space},chain={i.chain!r},inner={i.inner!r},"
-                   f"iota={i.iota})" for i in k.inputs)
+                   f"iota={i.iota},indirect={i.indirect})" for i in k.inputs)
     red = "none"
     if k.reduce is not None:
         r = k.reduce
         red = f"{r.op}(%{node_id[id(r.expr)]}) acc={r.acc!r} {r.dtype!r}"
-    outs = ",".join(f"Output({o.dtype!r},%{node_id[id(o.expr)]},inner={o.inner!r})"
+    outs = ",".join(f"Output({o.dtype!r},%{node_id[id(o.expr)]},inner={o.inner!r},pos="
+                    f"{'-' if o.pos is None else '%' + str(node_id[id(o.pos)])})"
                     for o in k.outputs)
     scal = ",".join(repr(d) for d in k.scalars)
     return (f"ndim={k.ndim} n_reduce={k.n_reduce} inputs=[{ins}] scalars=[{scal}] "
