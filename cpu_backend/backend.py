@@ -12,7 +12,8 @@ import numpy as np
 
 from scheduler.backend import CompileInfo
 from scheduler.dtypes import DType, result_type
-from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, postorder, pack_launch
+from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
+                                 pack_launch, postorder)
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .jit import JIT, Compiled
@@ -62,27 +63,11 @@ class CPUBackend:
         return True, f"llvmlite JIT for {self.jit.tm.triple} ({_cpu_name()})"
 
     def supports(self, kernel: Kernel) -> tuple[bool, str]:
-        red = kernel.reduce
-        if red is not None and red.op not in REDUCTIONS:
-            return False, f"no lowering for reduction {red.op!r}"
-        roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
-        for e in postorder(roots):
-            if isinstance(e, Op):
-                if e.name not in EMITTERS:
-                    return False, f"no lowering for op {e.name!r}"
-                data = e.args[1:] if e.name == "where" else e.args
-                try:
-                    ELEMENTWISE[e.name].compute_dtype(result_type(*[a.dtype for a in data]))
-                except TypeError as err:
-                    return False, str(err)
-        for o in kernel.outputs:
-            for e in postorder([o.expr]):
-                if isinstance(e, Load) and kernel.inputs[e.input].space == "full" \
-                        and kernel.reduce is not None:
-                    return False, f"output reads full-space input {e.input} after a reduction"
-                if isinstance(e, Reduced) and kernel.reduce is None:
-                    return False, "Reduced without a reduction"
-        return True, "all ops lowered"
+        """(True, note) or (False, why): never raises, whatever the kernel."""
+        try:
+            return _check(kernel)
+        except Exception as e:  # noqa: BLE001 - a malformed kernel is "unsupported"
+            return False, f"malformed kernel: {type(e).__name__}: {e}"
 
     def compile(self, kernel: Kernel) -> tuple[Any, CompileInfo]:
         return self.jit.compile(kernel)
@@ -127,11 +112,63 @@ class CPUBackend:
                      for i in kernel.inputs if not i.iota)
         nbytes += sum(o.dtype.itemsize * out for o in kernel.outputs)
         roots = ([kernel.reduce.expr] if kernel.reduce else []) + [o.expr for o in kernel.outputs]
-        heavy = sum(1 for e in postorder(roots) if isinstance(e, Op) and e.name in _HEAVY)
+        roots += [o.pos for o in kernel.outputs if o.pos is not None]
+        nodes = postorder(roots)
+        heavy = sum(1 for e in nodes if isinstance(e, Op) and e.name in _HEAVY)
+        gathers = sum(1 for e in nodes if isinstance(e, Gather))
+        gathers += sum(1 for o in kernel.outputs if o.pos is not None)
         chained = sum(len(i.chain) for i in kernel.inputs)
-        per_elem = 0.3 + 4.0 * heavy + 3.0 * chained
-        threads = self.launcher.threads if full >= (1 << 16) else 1
+        per_elem = 0.3 + 4.0 * heavy + 3.0 * chained + 2.0 * gathers
+        in_order = any(o.pos is not None for o in kernel.outputs)
+        threads = self.launcher.threads if full >= (1 << 16) and not in_order else 1
         return 5000.0 + (nbytes / 8.0 + per_elem * full) / threads
+
+
+def _check(kernel: Kernel) -> tuple[bool, str]:
+    red, nin = kernel.reduce, len(kernel.inputs)
+    if not 0 <= kernel.n_reduce <= kernel.ndim or (red is None and kernel.n_reduce):
+        return False, f"inconsistent reduction: n_reduce={kernel.n_reduce}, reduce={red}"
+    if red is not None and red.op not in REDUCTIONS:
+        return False, f"no lowering for reduction {red.op!r}"
+    for o in kernel.outputs:
+        if o.pos is not None and red is not None:
+            return False, "Output.pos in a reduction kernel"
+        if o.pos is not None and not o.pos.dtype.is_int:
+            return False, f"Output.pos must be an integer expression, not {o.pos.dtype.name}"
+    roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
+    roots += [o.pos for o in kernel.outputs if o.pos is not None]
+    for e in postorder(roots):
+        if isinstance(e, (Load, Gather)) and not 0 <= e.input < nin:
+            return False, f"{type(e).__name__} of input {e.input}, but there are {nin} inputs"
+        if isinstance(e, Scalar) and not 0 <= e.slot < len(kernel.scalars):
+            return False, f"scalar slot {e.slot} out of range"
+        if isinstance(e, Gather):
+            if kernel.inputs[e.input].iota:
+                return False, f"Gather from iota input {e.input} (no memory to read)"
+            if not e.pos.dtype.is_int:
+                return False, f"Gather position must be an integer expression, not {e.pos.dtype.name}"
+        if isinstance(e, Op):
+            if e.name not in EMITTERS:
+                return False, f"no lowering for op {e.name!r}"
+            data = e.args[1:] if e.name == "where" else e.args
+            try:
+                ELEMENTWISE[e.name].compute_dtype(result_type(*[a.dtype for a in data]))
+            except TypeError as err:
+                return False, str(err)
+        if not isinstance(e, (Load, Gather, Scalar, Op, Cast, Reduced)):
+            return False, f"unknown expression node {type(e).__name__}"
+    if red is not None and any(isinstance(e, Reduced) for e in postorder([red.expr])):
+        return False, "Reduced inside the reduction it produces"
+    for o in kernel.outputs:
+        for e in postorder([o.expr] + ([o.pos] if o.pos is not None else [])):
+            if isinstance(e, Load) and kernel.inputs[e.input].space == "full" \
+                    and kernel.reduce is not None:
+                return False, f"output reads full-space input {e.input} after a reduction"
+            if isinstance(e, Reduced) and kernel.reduce is None:
+                return False, "Reduced without a reduction"
+    if any(o.pos is not None for o in kernel.outputs):
+        return True, "all ops lowered; indexed stores run on one thread in C order"
+    return True, "all ops lowered"
 
 
 _HEAVY = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "floordiv", "mod"}

@@ -30,7 +30,7 @@ from typing import Callable, NamedTuple
 from llvmlite import ir
 
 from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64, result_type
-from scheduler.kernel_ir import Cast, Expr, Kernel, Op, arg_layout, postorder
+from scheduler.kernel_ir import Cast, Expr, Gather, Kernel, Op, arg_layout, postorder
 from scheduler.ops import ELEMENTWISE
 
 from .lowering import F64, I8, I64, cast, emit_op, mem_type
@@ -247,6 +247,14 @@ class _Gen:
             v = self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
         return v, inp.dtype
 
+    def gather(self, i: int, pos: ir.Value, pos_dtype) -> ir.Value:
+        """Input i at an absolute element position (its views are not used)."""
+        b = self.b
+        v = b.load(b.gep(self.ptr[i], [cast(b, pos, pos_dtype, _I64)], inbounds=True))
+        if self.k.inputs[i].dtype.is_bool:
+            v = b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
+        return v
+
     def evaluate(self, roots: list[Expr], leaf: Callable[[Expr], ir.Value]) -> dict[int, ir.Value]:
         """Emit `roots` in postorder, each shared node once."""
         b, vals = self.b, {}
@@ -262,19 +270,40 @@ class _Gen:
                 v = cast(b, v, prim.result_dtype(comp), e.dtype)
             elif isinstance(e, Cast):
                 v = cast(b, vals[id(e.x)], e.x.dtype, e.dtype)
+            elif isinstance(e, Gather):
+                v = cast(b, self.gather(e.input, vals[id(e.pos)], e.pos.dtype),
+                         self.k.inputs[e.input].dtype, e.dtype)
             else:
                 v = leaf(e)
             vals[id(e)] = v
         return vals
 
+    def out_roots(self) -> list[Expr]:
+        """What the epilogue evaluates: every output's value and position."""
+        k = self.k
+        return [o.expr for o in k.outputs] + [o.pos for o in k.outputs if o.pos is not None]
+
     def store_outputs(self, vals: dict[int, ir.Value], locs: list) -> None:
+        """Store every output at its view location, or at `Output.pos` when set.
+
+        `vals` must hold every output's expr and pos: all values of an element
+        are computed before any of its stores, so an output that shares memory
+        with an input it reads at the same element (an in-place write) sees
+        the old value.
+        """
         b = self.b
         nin = len(self.k.inputs)
         for n, (o, loc) in enumerate(zip(self.k.outputs, locs)):
             v = cast(b, vals[id(o.expr)], o.expr.dtype, o.dtype)
             if o.dtype.is_bool:
                 v = b.zext(v, I8)
-            ptr = loc.p if isinstance(loc, Ptr) else b.gep(self.ptr[nin + n], [loc], inbounds=True)
+            if o.pos is not None:
+                at = cast(b, vals[id(o.pos)], o.pos.dtype, _I64)
+                ptr = b.gep(self.ptr[nin + n], [at], inbounds=True)
+            elif isinstance(loc, Ptr):
+                ptr = loc.p
+            else:
+                ptr = b.gep(self.ptr[nin + n], [loc], inbounds=True)
             b.store(v, ptr)
 
 

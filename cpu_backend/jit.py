@@ -43,6 +43,7 @@ class Compiled:
     address: int
     ir: str             # generated (unoptimized) LLVM IR; "" until asked when from disk
     ms: float
+    in_order: bool = False  # some output stores at Output.pos: run single-threaded
 
 
 def _features() -> str:
@@ -150,7 +151,8 @@ class JIT:
             if not addr:
                 raise RuntimeError(f"JIT produced no address for {name}")
             ms = (time.perf_counter() - t0) * 1e3
-            c = Compiled(kernel, name, PROTO(addr), addr, text, ms)
+            c = Compiled(kernel, name, PROTO(addr), addr, text, ms,
+                         any(o.pos is not None for o in kernel.outputs))
             new = self._newness.describe(key)
             self._cache[key] = c
             self._remember(kernel, c)

@@ -4,7 +4,9 @@ ctypes releases the GIL for the duration of a foreign call, so a plain
 `concurrent.futures` pool gives real parallelism. Every split is just a
 different control block (see codegen.py) for the same compiled function:
 
-* small work (< `SMALL` elements) runs on the calling thread;
+* small work (< `SMALL` elements) runs on the calling thread, and so do
+  kernels with an `Output.pos` (stores at computed positions), which must
+  run in C order so that the last of duplicate positions wins, as in NumPy;
 * elementwise kernels, and reductions with enough outputs to balance,
   split the flat out range;
 * reductions with few outputs and a long reduce range split the reduce
@@ -78,7 +80,7 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
         return 0
     along_out = False
     for inp, views in zip(kernel.inputs, launch.inputs):
-        if inp.space != "full" or inp.iota:
+        if inp.space != "full" or inp.iota or inp.indirect:
             continue
         st = views[0].strides
         if abs(st[-1]) == 1 and shape[-1] > 1:
@@ -140,7 +142,8 @@ class Launcher:
             fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
 
         work = nout * max(nred, 1)
-        threads = self.threads if work >= SMALL else 1
+        # Output.pos stores must happen in C order (the last duplicate wins): one thread.
+        threads = self.threads if work >= SMALL and not compiled.in_order else 1
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             ptrs = pointers([])
             if threads == 1:  # the common small case: no closures, no pool

@@ -49,9 +49,19 @@ def _at(g: _Gen, loc, j: ir.Value, s: ir.Value):
     return g.add(loc, step)
 
 
-def _stride_versions(g: _Gen, inner: list[ir.Value]):
-    """(versions, check, pick) for the runtime inner strides among `inner`."""
-    runtime = [n for n, s in enumerate(inner) if not isinstance(s, ir.Constant)]
+def _fixed_view(g: _Gen, n: int) -> bool:
+    """Buffer n (inputs, then outputs) is not addressed through its view: an
+    indirect input (read only by Gather) or an output stored at Output.pos.
+    Its (dummy) strides must not decide which inner-loop copy runs."""
+    nin = len(g.k.inputs)
+    return g.k.inputs[n].indirect if n < nin else g.k.outputs[n - nin].pos is not None
+
+
+def _stride_versions(g: _Gen, inner: list[ir.Value], skip: list[bool] | None = None):
+    """(versions, check, pick) for the runtime inner strides among `inner`
+    (those with `skip[n]` set take no part: they keep their runtime value)."""
+    runtime = [n for n, s in enumerate(inner)
+               if not isinstance(s, ir.Constant) and not (skip and skip[n])]
 
     def check(_state, tag):
         ok = ir.Constant(ir.IntType(1), 1)
@@ -118,12 +128,13 @@ def _elementwise(g: _Gen) -> None:
         return [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
                 for n, (slot, st) in enumerate(views)]
 
-    versions, check, pick = _stride_versions(g, [st[-1] for _, st in views])
+    versions, check, pick = _stride_versions(g, [st[-1] for _, st in views],
+                                             [_fixed_view(g, n) for n in range(len(views))])
 
     def elem(bases, j, carry, tag):
         pos = [_at(g, base, j, pick(n, tag)) for n, base in enumerate(bases)]
         n = len(k.inputs)
-        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, dict(enumerate(pos[:n])), {}))
+        vals = g.evaluate(g.out_roots(), _leaf(g, dict(enumerate(pos[:n])), {}))
         g.store_outputs(vals, pos[n:])
         return []
 

@@ -19,8 +19,8 @@ from llvmlite import ir
 from scheduler.kernel_ir import Kernel, Load, postorder
 
 from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
-from .loops import (_ZERO, _at, _leaf, _row_base, _row_loc, _stride_versions, _strides,
-                    blocked_arg)
+from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
+                    _strides, blocked_arg)
 from .lowering import I64
 
 TILE = 128
@@ -30,7 +30,7 @@ def tile_eligible(k: Kernel) -> bool:
     """Whether the tiled order is compiled at all: it needs an out axis and is
     never chosen when some input is contiguous along the reduce axis (inner=1),
     so those kernels skip it (it roughly doubles compile time)."""
-    full = [i for i in k.inputs if i.space == "full" and not i.iota]
+    full = [i for i in k.inputs if i.space == "full" and not i.iota and not i.indirect]
     return k.reduce is not None and k.n_out > 0 and bool(full) and \
         not any(i.inner == 1 for i in full)
 
@@ -126,7 +126,8 @@ class ReductionLoops:
 
     def reduce_range(self, opos, cache) -> list[ir.Value]:
         g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
-        versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full])
+        versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full],
+                                                  [_fixed_view(g, i) for i in full])
 
         def rrow(rflat, idx, col):
             return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
@@ -174,7 +175,7 @@ class ReductionLoops:
         b.branch(cont)
         b.position_at_end(bb_epi)
         result = acc.result(b, c)
-        vals = g.evaluate([o.expr for o in k.outputs], _leaf(g, out_pos, cache, result))
+        vals = g.evaluate(g.out_roots(), _leaf(g, out_pos, cache, result))
         g.store_outputs(vals, out_locs)
         b.branch(cont)
         b.position_at_end(cont)

@@ -20,8 +20,8 @@ from cpu_backend import CPUBackend
 from cpu_backend.jit import JIT
 from scheduler import interpret
 from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64, result_type
-from scheduler.kernel_ir import (Cast, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced,
-                                 Scalar, postorder)
+from scheduler.kernel_ir import (Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
+                                 Reduced, Scalar, postorder)
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 from scheduler.view import View
 
@@ -620,3 +620,239 @@ def test_vector_math_accuracy(name, d):
     np.testing.assert_array_equal(ours[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)])
     ulps = np.abs(ours[finite].astype(np.float64) - ref[finite]) / np.spacing(np.abs(ref[finite]))
     assert ulps.max() <= 6  # NumPy's own float32 log is up to 3.8 ulp off; ours < 2
+
+
+# -- advanced indexing: Gather reads, Output.pos writes, in-place aliasing ---------------------
+BE2 = CPUBackend(num_threads=2)
+
+
+def dummy_view(rank: int) -> View:
+    """The launch view of an indirect input: all-zero strides, never used."""
+    return View((1,) * rank, (0,) * rank, 0)
+
+
+def positions_with_negatives(rng, n_src: int, count: int) -> np.ndarray:
+    """User indices in [-n, n) with repeats, normalized the way the caller does."""
+    idx = rng.integers(-n_src, n_src, count)
+    idx[: count // 4] = idx[0]  # a run of one repeated position
+    return np.where(idx < 0, idx + n_src, idx).astype(np.int64)
+
+
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
+def test_gather_elementwise(d):
+    """out = src[pos] (op) other, pos an int64 load through a transposed view;
+    the same kernel reads pos as int32 with the negative-index fix-up in the IR."""
+    rng = np.random.default_rng(10)
+    src = values(rng, d, 37)
+    shape = (5, 41)
+    pos = positions_with_negatives(rng, 37, 5 * 41)
+    other = values(rng, d, 5 * 41)
+    g = Gather(0, Load(1, int64), d)
+    e = Op("maximum", (g, Load(2, d)), d) if not d.is_bool else Op("xor", (g, Load(2, d)), d)
+    k = Kernel(2, 0, (Input(d, indirect=True, inner=0), Input(int64), Input(d, inner=1)), (), None,
+               (Output(d, e, 1), Output(d, g, 1)))
+    pos_t = View(shape, (1, 5), 0)  # pos stored transposed
+    launch = Launch(shape, [[dummy_view(2)], [pos_t], [View.contiguous(shape)]],
+                    [View.contiguous(shape)] * 2)
+    ours, ref = run_both(k, launch, [src, pos, other], [5 * 41] * 2)
+    assert_same(ours, ref)
+    np.testing.assert_array_equal(ours[1].reshape(shape), src[pos.reshape(shape[::-1]).T])
+    # int32 user indices, negatives wrapped inside the kernel: where(i < 0, i + n, i)
+    i32 = Load(1, int32)
+    n = Scalar(0, int32)
+    wrapped = Op("where", (Op("lt", (i32, Scalar(1, int32)), bool_), Op("add", (i32, n), int32),
+                           i32), int32)
+    k32 = Kernel(1, 0, (Input(d, indirect=True), Input(int32, inner=1)), (int32, int32), None,
+                 (Output(d, Gather(0, wrapped, d), 1),))
+    idx = rng.integers(-37, 37, 3000).astype(np.int32)
+    launch = Launch((3000,), [[dummy_view(1)], [View.contiguous((3000,))]],
+                    [View.contiguous((3000,))], [37, 0])
+    ours, ref = run_both(k32, launch, [src, idx], [3000])
+    assert_same(ours, ref)
+    np.testing.assert_array_equal(ours[0], src[idx])
+
+
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
+def test_gather_in_reduction_prologue_and_epilogue(d):
+    """sum/max/argmax over src[pos] (full space), plus a gather in the epilogue
+    at out-space positions; both loop orders and a threaded partial split."""
+    rng = np.random.default_rng(11)
+    src = values(rng, d, 50)
+    small = values(rng, float64, 9, special=False)
+    for op in ("sum", "max", "argmax"):
+        r = REDUCTIONS[op]
+        x = Gather(0, Load(1, int64), d)
+        red = Reduce(op, x, r.acc_dtype(d), r.result_dtype(d))
+        epi = binop("add", Cast(Reduced(red.dtype), float64), Gather(2, Load(3, int64), float64))
+        k = Kernel(2, 1, (Input(d, indirect=True), Input(int64, inner=None),
+                          Input(float64, "out", indirect=True), Input(int64, "out", inner=1)),
+                   (), red, (Output(float64, epi, 1), Output(red.dtype, Reduced(red.dtype), 1)))
+        for shape, pos_view in (((6, 300), View((6, 300), (300, 1), 0)),   # row reduction
+                                ((64, 40), View((64, 40), (1, 64), 0)),     # column: tiled order
+                                ((2, 70_000), View((2, 70_000), (70_000, 1), 0))):  # partials
+            n_out = shape[0]
+            pos = positions_with_negatives(rng, 50, math.prod(shape))
+            opos = rng.integers(0, 9, n_out)
+            launch = Launch(shape, [[dummy_view(2)], [pos_view], [dummy_view(1)],
+                                    [View.contiguous((n_out,))]],
+                            [View.contiguous((n_out,))] * 2)
+            for be in (BE, BE_TILED, BE2):
+                ours, ref = run_both(k, launch, [src, pos, small, opos], [n_out] * 2, be)
+                inexact = op == "sum" and d.is_float
+                assert_same(ours, ref, exact=not inexact)
+
+
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
+def test_output_pos_duplicates_last_wins(d):
+    """dst[pos] = f(val) with many duplicate positions: the last write wins, as
+    in NumPy, also for work large enough that the launcher would split it."""
+    rng = np.random.default_rng(12)
+    for count, size in ((50, 20), (200_000, 1000)):
+        val = values(rng, d, count)
+        pos = positions_with_negatives(rng, size, count)
+        e = Op("neg", (Load(0, d),), d) if d.kind in "if" else Op("invert", (Load(0, d),), d)
+        # a second output, stored through its view, in the same kernel
+        k = Kernel(1, 0, (Input(d, inner=1), Input(int64, inner=1)), (), None,
+                   (Output(d, e, 1, pos=Load(1, int64)), Output(d, Load(0, d), 1)))
+        launch = Launch((count,), [[View.contiguous((count,))]] * 2,
+                        [View.contiguous((count,))] * 2)
+        for be in (BE, BE2):
+            ours, ref = run_both(k, launch, [val, pos], [size, count], be)
+            assert_same(ours, ref)
+            expect = np.full(size, 7, d.np)
+            with np.errstate(all="ignore"):
+                expect[pos] = -val if d.kind in "if" else ~val
+            np.testing.assert_array_equal(ours[0], expect)
+
+
+def test_output_pos_2d_with_gathered_values_and_int32_positions():
+    """A scatter whose values are themselves gathered: dst[p] = src[q] * 2 over a
+    2-D domain, int32 positions read through a strided view."""
+    rng = np.random.default_rng(13)
+    shape = (30, 17)
+    n = math.prod(shape)
+    src = values(rng, float32, 100, special=False)
+    q = rng.integers(0, 100, n)
+    p = rng.integers(0, 64, 2 * n).astype(np.int32)  # read with stride 2
+    val = binop("mul", Gather(0, Load(1, int64), float32), Scalar(0, float32))
+    k = Kernel(2, 0, (Input(float32, indirect=True), Input(int64, inner=1), Input(int32)),
+               (float32,), None, (Output(float32, val, 1, pos=Load(2, int32)),))
+    launch = Launch(shape, [[dummy_view(2)], [View.contiguous(shape)],
+                            [View(shape, (2 * shape[1], 2), 0)]],
+                    [View.contiguous(shape)], [2.0])
+    ours, ref = run_both(k, launch, [src, q, p], [64])
+    assert_same(ours, ref)
+    expect = np.full(64, 7, np.float32)
+    expect[p[::2]] = src[q] * 2
+    np.testing.assert_array_equal(ours[0], expect)
+
+
+def _in_place(k: Kernel, launch: Launch, x: np.ndarray, expect: np.ndarray, be) -> None:
+    ok, why = be.supports(k)
+    assert ok, why
+    c, _ = be.compile(k)
+    be.run(c, k, launch, [x], [x])  # output is the same memory as the input
+    np.testing.assert_array_equal(x, expect)
+
+
+@pytest.mark.parametrize("n", [7, 1000, 300_001])
+def test_in_place_identical_views(n):
+    """x[1:n-1] = x[1:n-1] * 2 + 1 and x[::3] = -x[::3] in place (each element is
+    read where it is written): no noalias assumption, vectorized or threaded."""
+    rng = np.random.default_rng(14)
+    for be in (BE, CPUBackend(num_threads=4)):
+        for d in (float64, int32):
+            x = values(rng, d, n, special=False)
+            e = binop("add", binop("mul", Load(0, d), Scalar(0, d)), Scalar(1, d))
+            k = Kernel(1, 0, (Input(d, inner=1),), (d, d), None, (Output(d, e, 1),))
+            v = View((n - 2,), (1,), 1)
+            expect = x.copy()
+            expect[1:n - 1] = expect[1:n - 1] * 2 + 1
+            _in_place(k, Launch((n - 2,), [[v]], [v], [2, 1]), x, expect, be)
+            m = -(-n // 3)
+            v = View((m,), (3,), 0)
+            k = Kernel(1, 0, (Input(d),), (), None, (Output(d, Op("neg", (Load(0, d),), d)),))
+            expect = x.copy()
+            expect[::3] = -expect[::3]
+            _in_place(k, Launch((m,), [[v]], [v]), x, expect, be)
+
+
+@pytest.mark.parametrize("n", [8, 1000, 300_000])
+def test_in_place_disjoint_views(n):
+    """x[::2] = x[1::2] * 3 (interleaved, stride 2 both ways) and x[:h] = x[h:]
+    and x[h:] = x[:h] + 1 (a short distance apart when small) in place."""
+    rng = np.random.default_rng(15)
+    h = n // 2
+    for be in (BE, CPUBackend(num_threads=4)):
+        x = values(rng, float32, n, special=False)
+        e = binop("mul", Load(0, float32), Scalar(0, float32))
+        k = Kernel(1, 0, (Input(float32),), (float32,), None, (Output(float32, e),))
+        expect = x.copy()
+        expect[::2] = expect[1::2] * 3
+        _in_place(k, Launch((h,), [[View((h,), (2,), 1)]], [View((h,), (2,), 0)], [3.0]),
+                  x, expect, be)
+        k1 = Kernel(1, 0, (Input(float32, inner=1),), (float32,), None, (Output(float32, e, 1),))
+        expect = x.copy()
+        expect[:h] = expect[h:2 * h] * 2
+        _in_place(k1, Launch((h,), [[View((h,), (1,), h)]], [View((h,), (1,), 0)], [2.0]),
+                  x, expect, be)
+        expect = x.copy()
+        expect[h:2 * h] = expect[:h] * 0.5
+        _in_place(k1, Launch((h,), [[View((h,), (1,), 0)]], [View((h,), (1,), h)], [0.5]),
+                  x, expect, be)
+        # 2-D: rows written where they are read (a transposed walk of the same block)
+        r = int(math.isqrt(n)) or 1
+        blk = View((r, r), (1, r), 0)
+        expect = x.copy()
+        expect[: r * r] = expect[: r * r] * 4
+        k2 = Kernel(2, 0, (Input(float32),), (float32,), None, (Output(float32, e),))
+        _in_place(k2, Launch((r, r), [[blk]], [blk], [4.0]), x, expect, be)
+
+
+def test_supports_rejects_instead_of_crashing():
+    f, i = Load(0, float64), Load(1, int64)
+    ins = (Input(float64, indirect=True), Input(int64))
+    red = Reduce("sum", Load(1, int64), int64, int64)
+    bad = {
+        "reduction": Kernel(2, 1, ins, (), red, (Output(int64, Reduced(int64), pos=Load(1, int64)),)),
+        "integer": Kernel(1, 0, ins, (), None, (Output(float64, f, pos=Cast(i, float64)),)),
+        "Gather position": Kernel(1, 0, ins, (), None,
+                                  (Output(float64, Gather(0, Cast(i, float64), float64)),)),
+        "iota": Kernel(1, 0, (Input(int64, iota=True), Input(int64)), (), None,
+                       (Output(int64, Gather(0, i, int64)),)),
+        "inputs": Kernel(1, 0, ins, (), None, (Output(float64, Gather(5, i, float64)),)),
+        "scalar": Kernel(1, 0, ins, (), None, (Output(float64, Scalar(3, float64)),)),
+        "unknown": Kernel(1, 0, ins, (), None, (Output(float64, "not an expr"),)),
+    }
+    for word, k in bad.items():
+        ok, why = BE.supports(k)
+        assert not ok and word in why, (word, why)
+    ok, why = BE.supports(Kernel(1, 0, ins, (), None, (Output(float64, f, pos=i),)))
+    assert ok and "one thread" in why
+
+
+def test_structural_key_separates_gather_pos_indirect(tmp_path):
+    from cpu_backend.keys import structural_key
+    i = Load(1, int64)
+    plain = Kernel(1, 0, (Input(float64), Input(int64)), (), None, (Output(float64, Load(0, float64)),))
+    variants = [
+        plain,
+        Kernel(1, 0, (Input(float64, indirect=True), Input(int64)), (), None,
+               (Output(float64, Load(0, float64)),)),
+        Kernel(1, 0, (Input(float64, indirect=True), Input(int64)), (), None,
+               (Output(float64, Gather(0, i, float64)),)),
+        Kernel(1, 0, (Input(float64), Input(int64)), (), None,
+               (Output(float64, Load(0, float64), pos=i),)),
+        Kernel(1, 0, (Input(float64), Input(int64)), (), None,
+               (Output(float64, Load(0, float64), pos=Op("neg", (i,), int64)),)),
+    ]
+    keys = [structural_key(k) for k in variants]
+    assert len(set(keys)) == len(keys)
+    twin = Kernel(1, 0, (Input(float64), Input(int64)), (), None,
+                  (Output(float64, Load(0, float64), pos=Load(1, int64)),))
+    assert structural_key(twin) == keys[3]
+    be = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    compiled = [be.compile(k)[0] for k in variants]
+    assert len({c.name for c in compiled}) == len(variants)
+    assert [c.in_order for c in compiled] == [False, False, False, True, True]
+    assert be.compile(twin)[0] is compiled[3]
