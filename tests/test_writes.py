@@ -1,0 +1,919 @@
+"""Writes: setitem with basic indices, writes through views, in-place operators and
+methods, lazy ordering of reads and writes, the in-place vs copy decision in the log,
+and PyTorch's view semantics for the writes it allows or refuses.
+
+Every case runs the same write on a NumPy array (or a torch tensor) and compares the
+whole base afterwards, plus views of the base taken before the write.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazy
+from conftest import DTYPE_NAMES, assert_close, np_offset, np_strides, sample
+
+pytestmark = pytest.mark.usefixtures("strict_fallback")
+
+E = Ellipsis
+_ast = np.lib.stride_tricks.as_strided
+
+
+def np_as_strided(base: np.ndarray, size, stride, offset):
+    flat = base.reshape(-1)
+    return _ast(flat[offset:], shape=size, strides=tuple(s * flat.itemsize for s in stride))
+
+
+def writable(view: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """A writeable ndarray over the same memory as `view` (NumPy's diagonal is read-only)."""
+    if view.flags.writeable:
+        return view
+    return np.ndarray(view.shape, view.dtype, buffer=base, offset=np_offset(view, base) *
+                      view.itemsize, strides=view.strides)
+
+
+def pair(shape, dtype="float64", seed=0, pending=False):
+    """(lazy tensor, NumPy reference) holding the same data; the tensor owns a copy."""
+    a = sample(shape, dtype, np.random.default_rng(seed))
+    t = lazy.tensor(a)
+    if pending:
+        t = t + (False if dtype == "bool" else 0)
+        assert t._buf.pending
+    return t, a.copy()
+
+
+def scalar_for(dtype: str, k: int = 7):
+    return {"bool": True, "int32": k, "int64": -k, "float32": k + 0.25,
+            "float64": -k - 0.5}[dtype]
+
+
+def write_reasons() -> list[str]:
+    return [r.reason for r in lazy.log if r.kernel.startswith("s")]
+
+
+# -- setitem: basic indices x value kinds x dtypes ---------------------------------------------
+BASIC_KEYS = [
+    ("int", 1), ("neg_int", -1), ("two_ints", (2, -3)), ("slice", slice(1, 3)),
+    ("slice_step", (slice(None, None, 2), slice(1, None, 3))),
+    ("slice_neg_step", slice(None, None, -1)), ("slice_neg_step2", (slice(3, 0, -2), slice(-1, 0, -3))),
+    ("slice_out_of_range", (slice(-100, 100), slice(2, 100))), ("slice_empty", slice(3, 1)),
+    ("ellipsis", E), ("ellipsis_int", (E, 2)), ("int_ellipsis", (0, E)),
+    ("none", (None, slice(1, 3))), ("none_mid", (slice(None), None, 3)),
+    ("ellipsis_none", (E, None)), ("empty_tuple", ()), ("mixed", (-2, slice(None, None, -2))),
+]
+BASE_SHAPE = (4, 5)
+
+
+def _np_dest(a: np.ndarray, key):
+    """a[key] as an array (a view), also when the key selects one element."""
+    k = key if isinstance(key, tuple) else (key,)
+    return a[k + (E,)] if E not in k else a[k]
+
+
+VALUE_KINDS = ["scalar", "numpy_scalar", "numpy", "numpy_bcast", "tensor", "tensor_pending",
+               "list"]
+
+
+def _value(kind: str, dest_shape, dtype: str, rng):
+    """(value for lazy, value for NumPy) of `kind`, broadcastable to `dest_shape`."""
+    if kind == "scalar":
+        v = scalar_for(dtype)
+        return v, v
+    if kind == "numpy_scalar":
+        v = np.array(scalar_for(dtype), dtype=dtype)[()]
+        return v, v
+    if kind == "numpy":
+        v = sample(dest_shape, dtype, rng)
+        return v, v
+    if kind == "numpy_bcast":
+        shape = (1,) * (len(dest_shape) > 0) + tuple(dest_shape[1:])
+        v = sample(shape, dtype, rng)
+        return v, v
+    v = sample(dest_shape[-1:] if dest_shape else (), dtype, rng)  # broadcast over leading dims
+    if kind == "tensor":
+        return lazy.tensor(v), v
+    if kind == "tensor_pending":
+        return lazy.tensor(v) + (False if dtype == "bool" else 0), v
+    return v.tolist(), v  # "list"
+
+
+# every key with every value kind (one dtype; every dtype is crossed with every value
+# kind below: each distinct kernel structure costs a compile)
+SETITEM_CASES = [(name, key, kind, "float64" if i % 3 else "int32")
+                 for i, (name, key) in enumerate(BASIC_KEYS) for kind in VALUE_KINDS]
+
+
+@pytest.mark.parametrize("name, key, kind, dtype", SETITEM_CASES,
+                         ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in SETITEM_CASES])
+def test_setitem_basic(name, key, kind, dtype):
+    rng = np.random.default_rng(len(name) * 31 + len(kind))
+    t, a = pair(BASE_SHAPE, dtype, seed=3)
+    other = t.T[::-1]  # another view, taken before the write
+    dest = _np_dest(a, key)
+    lv, nv = _value(kind, dest.shape, dtype, rng)
+    t[key] = lv
+    a[key] = nv
+    assert_close(t, a)
+    assert_close(other, a.T[::-1])
+    assert_close(t[key], a[key])
+
+
+@pytest.mark.parametrize("kind", VALUE_KINDS)
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_setitem_every_dtype_and_value_kind(dtype, kind):
+    rng = np.random.default_rng(5)
+    t, a = pair((3, 4, 5), dtype, seed=4)
+    other = t.permute(2, 0, 1)
+    for key in [(1, slice(None, None, -2)), (-1, -1, -1)]:
+        lv, nv = _value(kind, _np_dest(a, key).shape, dtype, rng)
+        t[key] = lv
+        a[key] = nv
+        assert_close(t, a), key
+    assert_close(other, a.transpose(2, 0, 1))
+
+
+@pytest.mark.parametrize("name, key", BASIC_KEYS, ids=[k[0] for k in BASIC_KEYS])
+def test_setitem_basic_on_pending_base(name, key):
+    t, a = pair((3, 4, 5), "float32", seed=1, pending=True)
+    rng = np.random.default_rng(0)
+    v = sample(_np_dest(a, key).shape, "float32", rng)
+    t[key] = v
+    a[key] = v
+    assert t._buf.pending  # nothing ran
+    assert_close(t, a)
+
+
+@pytest.mark.parametrize("src, dst", [("float64", "int32"), ("float32", "int64"),
+                                      ("int64", "float32"), ("int32", "bool"),
+                                      ("float64", "bool"), ("bool", "float64"),
+                                      ("int64", "int32"), ("float64", "float32")])
+def test_setitem_casts_value_to_tensor_dtype(src, dst):
+    """Values are cast to the tensor's dtype (NumPy setitem, PyTorch copy_)."""
+    t, a = pair((3, 4), dst, seed=2)
+    v = np.array([[1.75, -2.5, 0.0, 3.25]]).astype(src)
+    t[1:] = v
+    a[1:] = v
+    assert_close(t, a)
+    t[0] = lazy.tensor(v[0])
+    a[0] = v[0]
+    assert_close(t, a)
+    assert t.dtype.name == dst
+
+
+def test_setitem_python_scalars_cast():
+    t, a = pair((5,), "int32")
+    t[0], a[0] = 2.75, 2.75  # float into int truncates, as NumPy
+    t[1], a[1] = -2.75, -2.75
+    t[2], a[2] = True, True
+    assert_close(t, a)
+    b, ab = pair((3,), "bool")
+    b[0], ab[0] = 2, 2
+    b[1], ab[1] = 0.0, 0.0
+    assert_close(b, ab)
+    f, af = pair((2,), "float32")
+    f[0], af[0] = 3, 3
+    assert_close(f, af)
+
+
+def test_setitem_broadcast_errors_leave_everything_valid():
+    t, a = pair((3, 4), "float64")
+    pending = t * 2
+    with pytest.raises(ValueError, match=r"\(3,\).*\(3, 4\)|\(3, 4\).*\(3,\)"):
+        t[...] = np.ones(3)
+    with pytest.raises(ValueError):
+        t[0] = lazy.ones(5)
+    with pytest.raises(ValueError):
+        t[:, 1] = [[1, 2, 3]]  # (1, 3) -> (3,): NumPy refuses too
+    with pytest.raises(IndexError):
+        t[3] = 1
+    with pytest.raises(IndexError):
+        t[0, 0, 0] = 1
+    assert_close(t, a)
+    assert_close(pending, a * 2)
+
+
+def test_setitem_value_with_leading_ones_broadcasts_down():
+    """NumPy lets a value have extra leading size-1 axes."""
+    t, a = pair((3, 4), "float64")
+    v = np.arange(4.0).reshape(1, 1, 4)
+    a[1] = v
+    t[1] = v
+    assert_close(t, a)
+
+
+def test_setitem_0d_tensor():
+    t = lazy.tensor(np.float64(2.5))
+    a = np.array(2.5)
+    t[...] = 4.0
+    a[...] = 4.0
+    assert_close(t, a)
+    t[()] = lazy.tensor(1.5, dtype=lazy.float64)
+    a[()] = 1.5
+    assert_close(t, a)
+    t.fill_(-1)
+    a.fill(-1)
+    assert_close(t, a)
+
+
+def test_setitem_empty_selection_writes_nothing():
+    t, a = pair((3, 4), "int64")
+    t[2:1] = 5
+    t[:, 4:] = np.zeros((3, 0))
+    assert_close(t, a)
+
+
+# -- writes through views ----------------------------------------------------------------------
+# (name, base shape, view on lazy, view on NumPy); every view here has no internal overlap.
+WRITE_VIEWS = [
+    ("select", (4, 6), lambda t: t.select(1, 2), lambda a: a[:, 2]),
+    ("select_neg", (4, 6), lambda t: t.select(0, -1), lambda a: a[-1]),
+    ("narrow", (4, 6), lambda t: t.narrow(1, 1, 3), lambda a: a[:, 1:4]),
+    ("narrow_neg", (4, 6), lambda t: t.narrow(0, -3, 2), lambda a: a[1:3]),
+    ("slice_step", (4, 6), lambda t: t[1::2, ::3], lambda a: a[1::2, ::3]),
+    ("slice_neg_step", (4, 6), lambda t: t[::-1, 4:0:-2], lambda a: a[::-1, 4:0:-2]),
+    ("transpose", (4, 6), lambda t: t.transpose(0, 1), lambda a: a.T),
+    ("T", (2, 3, 4), lambda t: t.T, lambda a: a.T),
+    ("permute", (2, 3, 4), lambda t: t.permute(1, 2, 0), lambda a: a.transpose(1, 2, 0)),
+    ("diagonal", (5, 5), lambda t: t.diagonal(), lambda a: a.diagonal()),
+    ("diagonal_off", (4, 6), lambda t: t.diagonal(2), lambda a: a.diagonal(2)),
+    ("diagonal_neg", (6, 4), lambda t: t.diagonal(-1), lambda a: a.diagonal(-1)),
+    ("diagonal_dims", (3, 4, 5), lambda t: t.diagonal(1, 2, 0), lambda a: a.diagonal(1, 2, 0)),
+    ("as_strided", (4, 6), lambda t: t.as_strided((3, 2), (6, 2), 1),
+     lambda a: np_as_strided(a, (3, 2), (6, 2), 1)),
+    ("as_strided_transposed", (4, 6), lambda t: t.as_strided((3, 4), (1, 6), 2),
+     lambda a: np_as_strided(a, (3, 4), (1, 6), 2)),
+    ("reshape_view", (4, 6), lambda t: t.reshape(2, 3, 4), lambda a: a.reshape(2, 3, 4)),
+    ("view", (4, 6), lambda t: t.view(8, 3), lambda a: a.reshape(8, 3)),
+    ("flatten", (2, 3, 4), lambda t: t.flatten(), lambda a: a.reshape(-1)),
+    ("reshape_strided", (4, 6), lambda t: t[:, ::2].reshape(12),
+     lambda a: a[:, ::2].reshape(12)),
+    ("unsqueeze", (4, 6), lambda t: t.unsqueeze(1), lambda a: a[:, None]),
+    ("squeeze", (4, 1, 6), lambda t: t.squeeze(1), lambda a: a.squeeze(1)),
+    ("expand_size1", (4, 6), lambda t: t[:1].expand(1, 6), lambda a: a[:1]),
+    ("unfold_disjoint", (12,), lambda t: t.unfold(0, 3, 4), lambda a: np_as_strided(a, (3, 3), (4, 1), 0)),
+    ("unfold_2d", (4, 6), lambda t: t.unfold(1, 2, 2), lambda a: np_as_strided(a, (4, 3, 2), (6, 2, 1), 0)),
+    ("chain_T_slice_diag", (5, 6), lambda t: t.T[1:].diagonal(), lambda a: a.T[1:].diagonal()),
+    ("chain_reshape_slice_narrow", (4, 6), lambda t: t.reshape(2, 12)[:, ::3].narrow(1, 1, 2),
+     lambda a: a.reshape(2, 12)[:, ::3][:, 1:3]),
+    ("chain_select_flip_unsqueeze", (3, 4, 5), lambda t: t.select(2, 1)[::-1].unsqueeze(0).T,
+     lambda a: a[:, :, 1][::-1][None].T),
+    ("chain_permute_view", (2, 3, 4), lambda t: t.permute(1, 0, 2)[1:].select(1, 0).view(8),
+     lambda a: a.transpose(1, 0, 2)[1:][:, 0].reshape(8)),
+]
+WV_IDS = [c[0] for c in WRITE_VIEWS]
+
+WRITES = [
+    ("setitem_scalar", lambda v: v.__setitem__(E, -3.5), lambda a: a.__setitem__(E, -3.5)),
+    ("setitem_array", None, None),  # array of the view's shape, built in the test
+    ("iadd", lambda v: v.__iadd__(10), lambda a: a.__iadd__(10)),
+    ("mul_", lambda v: v.mul_(-2), lambda a: a.__imul__(-2)),
+    ("fill_", lambda v: v.fill_(0.5), lambda a: a.fill(0.5)),
+    ("zero_", lambda v: v.zero_(), lambda a: a.fill(0)),
+    ("clamp_", lambda v: v.clamp_(-1, 2), lambda a: np.clip(a, -1, 2, out=a)),
+]
+
+
+@pytest.mark.parametrize("name, shape, fn, npfn", WRITE_VIEWS, ids=WV_IDS)
+def test_write_through_view_changes_base_and_other_views(name, shape, fn, npfn):
+    for wname, lw, nw in WRITES:
+        t, a = pair(shape, "float64", seed=5)
+        v, av = fn(t), writable(npfn(a), a)
+        assert v._buf is t._buf
+        others = [(t.reshape(-1), lambda b: b.reshape(-1)), (t[::-1], lambda b: b[::-1]),
+                  (fn(t), npfn)]
+        if wname == "setitem_array":
+            val = np.arange(av.size, dtype=np.float64).reshape(av.shape) - 2.5
+            v[...] = val
+            av[...] = val
+        else:
+            lw(v)
+            nw(av)
+        assert np.shares_memory(av, a)
+        assert_close(t, a), wname
+        assert_close(v, av), wname
+        for o, nf in others:
+            assert_close(o, nf(a)), wname
+
+
+@pytest.mark.parametrize("name, shape, fn, npfn", WRITE_VIEWS, ids=WV_IDS)
+def test_write_through_view_of_pending_base(name, shape, fn, npfn):
+    t, a = pair(shape, "int64", seed=6, pending=True)
+    v, av = fn(t), writable(npfn(a), a)
+    v += 100
+    av += 100
+    v[...] = v * 2  # reads the view just written
+    av[...] = av * 2
+    w = t.reshape(-1)
+    assert t._buf.pending
+    lazy.sync()
+    assert_close(w, a.reshape(-1))
+    assert_close(v, av)
+    assert_close(t, a)
+
+
+def test_view_created_after_write_and_view_of_view():
+    t, a = pair((4, 6), "float32")
+    row = t[1]
+    t[1, 2:] = 9
+    a[1, 2:] = 9
+    col = t[:, 3]  # taken after the write
+    col[::2] = -1
+    a[:, 3][::2] = -1
+    sub = row[1:4]
+    sub += 1
+    a[1][1:4] += 1
+    assert_close(row, a[1])
+    assert_close(col, a[:, 3])
+    assert_close(t, a)
+
+
+def test_views_are_still_views_after_sync_and_write():
+    t, a = pair((3, 4), "float64")
+    v = t[:, 1:3]
+    lazy.sync()
+    v[...] = 0
+    a[:, 1:3] = 0
+    lazy.sync()
+    assert np.shares_memory(v.numpy(), t.numpy())
+    assert lazy.shares_memory(v, t)
+    assert_close(t, a)
+    assert_close(v, a[:, 1:3])
+
+
+def test_asarray_write_reaches_the_numpy_array():
+    """asarray shares memory, so an in-place write lands in the array (torch.from_numpy)."""
+    a = np.arange(6.0)
+    t = lazy.asarray(a)
+    t[1:3] = -1
+    t += 1
+    lazy.sync()
+    np.testing.assert_array_equal(a, [1, 0, 0, 4, 5, 6])
+    assert_close(t, a)
+
+
+def test_asarray_of_readonly_array_is_not_written():
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    t = lazy.asarray(a)
+    t[0] = 100
+    lazy.log.clear()
+    lazy.sync()
+    np.testing.assert_array_equal(a, np.arange(6.0))
+    assert_close(t, np.r_[100.0, np.arange(1.0, 6.0)])
+    assert any("write copy" in r and "read-only" in r for r in write_reasons()), write_reasons()
+
+
+# -- expanded / overlapping views: writes raise ------------------------------------------------
+OVERLAP_VIEWS = [
+    ("expand", lambda t: t[:1].expand(3, 4)),
+    ("expand_new_axis", lambda t: t[0].expand(2, 4)),
+    ("broadcast_to", lambda t: t[1].broadcast_to((5, 4))),
+    ("expand_of_view", lambda t: t.T[2:3].expand(4, 3).T),
+    ("as_strided_zero_stride", lambda t: t.as_strided((2, 3), (0, 1), 1)),
+    ("as_strided_overlap", lambda t: t.as_strided((4, 3), (2, 1))),
+    ("unfold_overlap", lambda t: t.reshape(-1).unfold(0, 3, 1)),
+]
+OVERLAP_WRITES = [
+    ("setitem", lambda v: v.__setitem__(E, 1.0)),
+    ("setitem_slice", lambda v: v.__setitem__(slice(None), 1.0)),
+    ("iadd", lambda v: v.__iadd__(1)),
+    ("add_", lambda v: v.add_(1)),
+    ("fill_", lambda v: v.fill_(2)),
+    ("zero_", lambda v: v.zero_()),
+    ("copy_", lambda v: v.copy_(lazy.zeros(v.shape, dtype=lazy.float64))),
+    ("clamp_", lambda v: v.clamp_(0, 1)),
+]
+
+
+@pytest.mark.parametrize("vname, fn", OVERLAP_VIEWS, ids=[v[0] for v in OVERLAP_VIEWS])
+def test_write_into_overlapping_view_raises(vname, fn):
+    t, a = pair((3, 4), "float64", seed=8)
+    pending = t + 1
+    v = fn(t)
+    for wname, w in OVERLAP_WRITES:
+        with pytest.raises(RuntimeError, match="memory location"):
+            w(v)
+    assert_close(t, a)  # nothing written; everything pending still valid
+    assert_close(pending, a + 1)
+    assert_close(v, fn(lazy.tensor(a)).numpy())
+
+
+def test_write_into_part_of_expanded_view_without_overlap_is_allowed():
+    """A select that removes the stride-0 axis leaves a view with no repeated elements."""
+    t, a = pair((3, 4), "float64")
+    v = t[:1].expand(3, 4)
+    row = v[1]
+    row[...] = 7
+    a[0] = 7
+    assert_close(t, a)
+    assert_close(v, np.broadcast_to(a[:1], (3, 4)))
+
+
+# -- in-place operators and methods ------------------------------------------------------------
+IOPS = [("iadd", "__iadd__", "+"), ("isub", "__isub__", "-"), ("imul", "__imul__", "*"),
+        ("itruediv", "__itruediv__", "/"), ("ifloordiv", "__ifloordiv__", "//"),
+        ("imod", "__imod__", "%"), ("ipow", "__ipow__", "**"), ("iand", "__iand__", "&"),
+        ("ior", "__ior__", "|"), ("ixor", "__ixor__", "^")]
+
+
+def _np_inplace(a: np.ndarray, method: str, other):
+    """NumPy's `a op= other`; returns the exception NumPy raises, if any."""
+    try:
+        getattr(a, method)(other)
+    except (TypeError, ValueError) as e:  # UFuncTypeError is a TypeError
+        return e
+    return None
+
+
+def _operand(kind: str, dtype: str, rng):
+    positive = True  # no division by zero, no negative integer powers
+    if kind == "py_int":
+        return 2
+    if kind == "py_float":
+        return 1.5
+    if kind == "py_bool":
+        return True
+    other_dtype = dtype if kind in ("same_array", "same_tensor") else kind.split(":")[1]
+    v = sample((3, 1), other_dtype, rng, positive=positive, high=4)
+    if kind == "same_tensor" or kind.startswith("tensor"):
+        return lazy.tensor(v), v
+    return v, v
+
+
+CROSS_OPERANDS = ["py_float", "py_bool", "same_array", "tensor:int64", "tensor:float32",
+                  "array:float64", "array:int32", "tensor:bool"]
+OPERANDS = ["py_int", "same_tensor"] + CROSS_OPERANDS
+
+
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+@pytest.mark.parametrize("name, method, sym", IOPS, ids=[o[0] for o in IOPS])
+def test_inplace_operator_vs_numpy(name, method, sym, dtype):
+    """`t op= other` for every operand kind: NumPy's values, or TypeError where NumPy
+    (and PyTorch) refuse to cast the result back to the tensor's dtype."""
+    rng = np.random.default_rng(11)
+    i = [o[0] for o in IOPS].index(name) + DTYPE_NAMES.index(dtype)
+    computed = {("py_int", "same_tensor")[i % 2], CROSS_OPERANDS[i % len(CROSS_OPERANDS)]}
+    for operand in OPERANDS:
+        t, a = pair((3, 4), dtype, seed=9)
+        if dtype != "bool":  # positive bases: integer ** and % stay well defined
+            a = np.abs(a) + (a == 0)
+            t = lazy.tensor(a)
+        o = _operand(operand, dtype, rng)
+        lo, no = o if isinstance(o, tuple) else (o, o)
+        snapshot = a.copy()
+        with np.errstate(all="ignore"):
+            err = _np_inplace(a, method, no)
+        if err is not None:
+            with pytest.raises(TypeError):
+                getattr(t, method)(lo)
+            assert_close(t, snapshot)  # a refused in-place op writes nothing
+            continue
+        out = getattr(t, method)(lo)
+        assert out is t
+        assert t.dtype.name == dtype
+        if operand in computed:  # values for a rotating subset: each one is a compile
+            assert_close(t, a, rtol=1e-5 if dtype == "float32" else None), (operand, sym)
+
+
+@pytest.mark.parametrize("dtype, op, value", [
+    ("int32", "__itruediv__", 2), ("int64", "__iadd__", 1.5), ("int32", "__imul__", 0.5),
+    ("int64", "__isub__", "float32"), ("bool", "__isub__", True), ("bool", "__iadd__", 1),
+    ("float32", "__iand__", 1), ("float64", "__ixor__", True), ("int32", "__ipow__", 0.5),
+    ("bool", "__itruediv__", True),
+])
+def test_inplace_dtype_errors_where_torch_raises(dtype, op, value):
+    torch = pytest.importorskip("torch")
+    a = np.ones((2, 3), dtype=dtype)
+    tt = torch.from_numpy(a.copy())
+    t = lazy.tensor(a)
+    if value == "float32":
+        lval, tval = lazy.ones((2, 3)), torch.ones((2, 3))
+    else:
+        lval = tval = value
+    with pytest.raises((RuntimeError, TypeError)):
+        getattr(tt, op)(tval)
+    with pytest.raises(TypeError, match=dtype):
+        getattr(t, op)(lval)
+    assert_close(t, a)
+
+
+@pytest.mark.parametrize("dtype, op, value", [
+    ("int32", "__iadd__", "int64"), ("float32", "__imul__", "float64"),
+    ("float32", "__iadd__", "int64"), ("int64", "__iadd__", "bool"),
+    ("float64", "__itruediv__", "int32"),
+])
+def test_inplace_downcast_within_kind_is_allowed(dtype, op, value):
+    """same_kind casts back are fine (NumPy and PyTorch): int32 += int64 stays int32."""
+    torch = pytest.importorskip("torch")
+    a = np.arange(1, 7, dtype=dtype).reshape(2, 3)
+    b = np.arange(2, 8).reshape(2, 3).astype(value)
+    tt = torch.from_numpy(a.copy())
+    getattr(tt, op)(torch.from_numpy(b))
+    t = lazy.tensor(a)
+    getattr(t, op)(lazy.tensor(b))
+    assert t.dtype.name == dtype
+    assert_close(t, tt.numpy())
+
+
+def test_inplace_methods_vs_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    a = sample((4, 5), "float32", rng)
+    b = sample((5,), "float32", rng, positive=True)
+    tt = torch.from_numpy(a.copy())
+    t = lazy.tensor(a)
+    steps = [
+        lambda x, B: x.add_(B), lambda x, B: x.sub_(2), lambda x, B: x.mul_(B),
+        lambda x, B: x.div_(B), lambda x, B: x.clamp_(-3, 4), lambda x, B: x.clamp_(min=-1),
+        lambda x, B: x.clamp_(max=2.5), lambda x, B: x[1:].fill_(0.25),
+        lambda x, B: x[:, 0].zero_(), lambda x, B: x.T[1].copy_(B[:4]),
+        lambda x, B: x.add_(1).mul_(3), lambda x, B: x[::2].copy_(x[1::2]),
+    ]
+    for i, step in enumerate(steps):
+        r1 = step(tt, torch.from_numpy(b.copy()))
+        r2 = step(t, lazy.tensor(b))
+        assert r2.shape == tuple(r1.shape)
+        assert_close(t, tt.numpy(), rtol=1e-6), f"step {i}"
+
+
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_copy_casts_and_broadcasts_like_torch(dtype):
+    torch = pytest.importorskip("torch")
+    for src_dtype in DTYPE_NAMES:
+        _check_copy_cast(torch, dtype, src_dtype)
+
+
+def _check_copy_cast(torch, dtype, src_dtype):
+    src = np.array([1.75, -2.5, 0.0, 3.0]).astype(src_dtype)
+    base = np.zeros((3, 4), dtype=dtype)
+    tt = torch.from_numpy(base.copy())
+    tt[1:].copy_(torch.from_numpy(src.copy()))
+    t = lazy.tensor(base)
+    out = t[1:].copy_(lazy.tensor(src))
+    assert out.shape == (2, 4)
+    assert_close(t, tt.numpy())
+    t.copy_(src)  # a NumPy array as the source
+    tt.copy_(torch.from_numpy(src.copy()))
+    assert_close(t, tt.numpy())
+
+
+def test_copy_from_overlapping_view_of_itself_reads_old_values():
+    t, a = pair((6,), "int64")
+    t[::-1].copy_(t)
+    a[::-1] = a.copy()
+    assert_close(t, a)
+    t2, a2 = pair((3, 3), "float64")
+    t2.copy_(t2.T)
+    a2[...] = a2.T.copy()
+    assert_close(t2, a2)
+
+
+def test_inplace_on_views_vs_numpy():
+    t, a = pair((4, 6), "float64", seed=12)
+    t[1:, ::2] += np.arange(3.0)
+    a[1:, ::2] += np.arange(3.0)
+    t.T[0] *= 2
+    a.T[0] *= 2
+    t.diagonal().add_(1)
+    writable(a.diagonal(), a)[...] += 1
+    t.select(1, 5).zero_()
+    a[:, 5] = 0
+    t.narrow(0, 1, 2).clamp_(0, 3)
+    np.clip(a[1:3], 0, 3, out=a[1:3])
+    t[::-1, 1] -= t[:, 2]
+    a[::-1, 1] -= a[:, 2]
+    t[2] /= 4
+    a[2] /= 4
+    t[..., 3:] **= 2
+    a[..., 3:] **= 2
+    assert_close(t, a)
+
+
+def test_integer_ops_in_place():
+    t, a = pair((3, 4), "int32", seed=2)
+    for op, v in [("__ifloordiv__", 2), ("__imod__", 3), ("__iand__", 6), ("__ior__", 1),
+                  ("__ixor__", 5), ("__ipow__", 2), ("__ifloordiv__", 0), ("__imod__", 0)]:
+        getattr(t, op)(v)
+        with np.errstate(all="ignore"):
+            getattr(a, op)(v)
+        assert_close(t, a), op
+
+
+def test_bool_in_place():
+    t, a = pair((3, 4), "bool", seed=1)
+    m = sample((3, 4), "bool", np.random.default_rng(7))
+    for op in ("__iand__", "__ior__", "__ixor__", "__iadd__", "__imul__"):
+        getattr(t, op)(m)
+        getattr(a, op)(m)
+        assert_close(t, a), op
+
+
+# -- lazy ordering --------------------------------------------------------------------------
+def test_computed_before_write_keeps_old_values():
+    t, a = pair((4, 5), "float64", seed=1)
+    lazy.sync()
+    before = t * 2
+    s_before = t.sum()
+    v = t[1:, 2]  # a view: sees the write
+    g = t[[0, 3]]  # advanced read: a copy, keeps the old values
+    lazy.log.clear()
+    t[1:3] = 100
+    assert len(lazy.log) == 0  # building a write runs nothing
+    after = t * 2
+    a_old = a.copy()
+    a[1:3] = 100
+    assert_close(before, a_old * 2)
+    assert_close(after, a * 2)
+    assert_close(s_before, a_old.sum())
+    assert_close(v, a[1:, 2])
+    assert_close(g, a_old[[0, 3]])
+    assert_close(t, a)
+
+
+def test_many_versions_each_keep_their_values():
+    t, a = pair((6,), "int64", pending=True)
+    kept = []
+    ops = [(lambda x: x.__setitem__(0, 1), lambda b: b.__setitem__(0, 1)),
+           (lambda x: x.__iadd__(1), lambda b: b.__iadd__(1)),
+           (lambda x: x.__setitem__(slice(None, None, 2), 5),
+            lambda b: b.__setitem__(slice(None, None, 2), 5)),
+           (lambda x: x.mul_(-1), lambda b: b.__imul__(-1)),
+           (lambda x: x[::-1].__setitem__(slice(None, 3), 9),
+            lambda b: b[::-1].__setitem__(slice(None, 3), 9)),
+           (lambda x: x.fill_(3), lambda b: b.fill(3))]
+    for i, (op, npop) in enumerate(ops):
+        op(t)
+        npop(a)
+        kept.append((t + 0, a.copy()))
+        if i == 2:
+            lazy.sync(kept[1][0])  # a partial sync in the middle changes nothing
+    for k, ref in kept:
+        assert_close(k, ref)
+    assert_close(t, a)
+
+
+def test_read_write_interleaving_of_overlapping_views():
+    t, a = pair((8,), "float64", seed=3)
+    lo, hi = t[:6], t[2:]
+    r1, e1 = lo * 1, a[:6] * 1
+    hi[...] = lo + 1  # reads the old values of the overlap
+    a[2:] = a[:6] + 1
+    r2, e2 = hi.sum(), a[2:].sum()
+    lo[::2] = hi[::-2]
+    a[:6][::2] = a[2:][::-2]
+    r3, e3 = t + 0, a.copy()
+    t[1:] = t[:-1]
+    a[1:] = a[:-1]
+    r4, e4 = lo - hi, a[:6] - a[2:]
+    hi[::3] *= lo[1::3]
+    a[2:][::3] *= a[:6][1::3]
+    assert_close(t, a)
+    assert_close(hi, a[2:])
+    assert_close(lo, a[:6])
+    for r, e in ((r1, e1), (r2, e2), (r3, e3), (r4, e4)):
+        assert_close(r, e)
+
+
+def test_read_of_pending_view_after_sync_then_write():
+    t, a = pair((3, 3), "float32", pending=True)
+    d = t.diagonal()
+    lazy.sync()
+    old = d.numpy().copy()
+    y = d + 1  # built from the current version
+    t.fill_(0)
+    np.testing.assert_array_equal(y.numpy(), old + 1)
+    assert_close(d, np.zeros(3, np.float32))
+
+
+def test_write_does_not_sync_and_error_keeps_pending():
+    t, a = pair((4,), "float64", pending=True)
+    lazy.log.clear()
+    t[0] = 9
+    t += 1
+    assert len(lazy.log) == 0 and not lazy.log.syncs
+    with pytest.raises(ValueError):
+        t[1:] = np.ones(2)
+    a[0] = 9
+    a += 1
+    assert_close(t, a)
+
+
+# -- in place vs copy, visible in the log ---------------------------------------------------------
+def test_iadd_alone_runs_in_place():
+    t = lazy.arange(10, dtype=lazy.float64) * 1
+    lazy.sync()
+    before = t.numpy()
+    lazy.log.clear()
+    t += 1
+    lazy.sync()
+    reasons = write_reasons()
+    assert len(reasons) == 1 and reasons[0].endswith("; write in place"), reasons
+    assert np.shares_memory(before, t.numpy())
+    np.testing.assert_array_equal(before, np.arange(10) + 1.0)  # the same memory, updated
+
+
+def test_pending_reader_forces_copy():
+    t = lazy.arange(10) * 1
+    lazy.sync()
+    y = t * 2
+    lazy.log.clear()
+    t[0] = 5
+    lazy.sync()
+    reasons = write_reasons()
+    assert len(reasons) == 1 and "; write copy: " in reasons[0], reasons
+    assert "pending" in reasons[0]
+    np.testing.assert_array_equal(y.numpy(), np.arange(10) * 2)
+    np.testing.assert_array_equal(t.numpy(), np.r_[5, np.arange(1, 10)])
+
+
+def test_shift_copies_and_matches_numpy():
+    t = lazy.arange(10) * 1
+    lazy.sync()
+    lazy.log.clear()
+    t[1:] = t[:-1]
+    lazy.sync()
+    reasons = write_reasons()
+    assert len(reasons) == 1 and "; write copy: " in reasons[0], reasons
+    a = np.arange(10)
+    a[1:] = a[:-1]
+    assert_close(t, a)
+
+
+@pytest.mark.parametrize("name, fn, npfn", [
+    ("strided_imul", lambda t: t[::2].__imul__(3), lambda a: a[::2].__imul__(3)),
+    ("disjoint_copy", lambda t: t[0::2].__setitem__(E, t[1::2]),
+     lambda a: a[0::2].__setitem__(E, a[1::2])),
+    ("fill", lambda t: t.fill_(2), lambda a: a.fill(2)),
+    ("view_iadd", lambda t: t.reshape(2, 5).T.__iadd__(1), lambda a: a.reshape(2, 5).T.__iadd__(1)),
+])
+def test_in_place_when_safe(name, fn, npfn):
+    t = lazy.arange(10) * 1
+    lazy.sync()
+    lazy.log.clear()
+    fn(t)
+    lazy.sync()
+    reasons = write_reasons()
+    assert reasons and all(r.endswith("; write in place") for r in reasons), reasons
+    a = np.arange(10)
+    npfn(a)
+    assert_close(t, a)
+
+
+def test_live_view_of_old_version_does_not_force_a_copy():
+    """Views see the new version: they are not readers of the old one."""
+    t = lazy.arange(6) * 1
+    v = t[2:]
+    lazy.sync()
+    lazy.log.clear()
+    t[0] = 7
+    lazy.sync()
+    assert write_reasons()[-1].endswith("; write in place")
+    np.testing.assert_array_equal(v.numpy(), np.arange(2, 6))
+
+
+def test_write_kernels_are_named_s():
+    t = lazy.zeros(5)
+    lazy.sync()
+    lazy.log.clear()
+    t[1] = 2
+    lazy.sync()
+    names = [r.kernel for r in lazy.log]
+    assert names and all(n.startswith("s") for n in names), names
+    assert all(r.backend == "llvm" for r in lazy.log)
+
+
+def test_setitem_from_fused_expression_is_one_kernel():
+    x = lazy.zeros(10, dtype=lazy.float64) + 0
+    a = lazy.arange(10, dtype=lazy.float64) * 1.5
+    lazy.sync(x, a)
+    lazy.log.clear()
+    x[1:-1] = a[2:] + a[:-2]
+    lazy.sync()
+    assert len(lazy.log) == 1, lazy.log.table()
+    assert lazy.log[0].kernel.startswith("s")
+    ref = np.arange(10) * 1.5
+    expected = np.zeros(10)
+    expected[1:-1] = ref[2:] + ref[:-2]
+    assert_close(x, expected)
+
+
+def test_chained_writes_on_pending_storage_then_one_sync():
+    t = lazy.zeros((4, 4), dtype=lazy.int32)
+    a = np.zeros((4, 4), np.int32)
+    for i in range(4):
+        t[i, i:] = i + 1
+        a[i, i:] = i + 1
+    t.T[0] += 10
+    a.T[0] += 10
+    lazy.log.clear()
+    lazy.sync()
+    assert lazy.log.counters.syncs == 1
+    assert all(r.backend == "llvm" for r in lazy.log)
+    assert_close(t, a)
+
+
+# -- PyTorch's view semantics: layout and which base element a write changes ---------------------
+TORCH_VIEWS = [
+    ("narrow", (5, 6), lambda t: t.narrow(1, 2, 3)),
+    ("narrow0", (5, 6), lambda t: t.narrow(0, 1, 2)),
+    ("select", (3, 4, 5), lambda t: t.select(1, 2)),
+    ("select_neg", (3, 4, 5), lambda t: t.select(-1, -2)),
+    ("unfold", (10,), lambda t: t.unfold(0, 3, 3)),
+    ("unfold_gap", (11,), lambda t: t.unfold(0, 2, 4)),
+    ("unfold_2d", (4, 7), lambda t: t.unfold(1, 3, 3)),
+    ("unfold_dim0", (6, 3), lambda t: t.unfold(0, 2, 2)),
+    ("diagonal", (4, 4), lambda t: t.diagonal()),
+    ("diagonal_off", (4, 6), lambda t: t.diagonal(2)),
+    ("diagonal_neg", (5, 3), lambda t: t.diagonal(-2)),
+    ("diagonal_3d", (3, 4, 5), lambda t: t.diagonal(1, 2, 0)),
+    ("as_strided", (4, 5), lambda t: t.as_strided((3, 3), (5, 1), 1)),
+    ("as_strided_T", (4, 5), lambda t: t.as_strided((2, 3), (1, 5), 2)),
+    ("as_strided_gap", (20,), lambda t: t.as_strided((2, 2, 2), (9, 4, 1), 3)),
+    ("chain", (4, 6), lambda t: t.narrow(1, 1, 4).select(0, 2).unfold(0, 2, 2)),
+    ("chain_T", (4, 6), lambda t: t.transpose(0, 1).narrow(0, 1, 3).diagonal()),
+]
+
+
+@pytest.mark.parametrize("name, shape, fn", TORCH_VIEWS, ids=[c[0] for c in TORCH_VIEWS])
+def test_view_layout_and_write_match_torch(name, shape, fn):
+    torch = pytest.importorskip("torch")
+    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    tb = torch.from_numpy(a.copy())
+    lb = lazy.tensor(a)
+    tv, lv = fn(tb), fn(lb)
+    assert lv.shape == tuple(tv.shape)
+    assert lv.stride() == tuple(tv.stride())
+    assert lv.storage_offset() == tv.storage_offset()
+    np.testing.assert_array_equal(lv.numpy(), tv.numpy())
+    # the same writes in both: the bases must change at the same elements
+    tv.add_(1000)
+    lv.add_(1000)
+    assert_close(lb, tb.numpy())
+    tv[..., 0] = -1
+    lv[..., 0] = -1
+    assert_close(lb, tb.numpy())
+    tv.mul_(torch.arange(tv.shape[-1], dtype=torch.float64))
+    lv.mul_(lazy.arange(lv.shape[-1], dtype=lazy.float64))
+    assert_close(lb, tb.numpy())
+    assert_close(lv, tv.numpy())
+
+
+@pytest.mark.parametrize("name, shape, fn", [
+    ("expand", (3, 1), lambda t: t.expand(3, 4)),
+    ("expand_lead", (4,), lambda t: t.expand(2, 4)),
+    ("expand_view", (3, 4), lambda t: t[:, 1:2].expand(3, 5)),
+])
+def test_expand_layout_matches_torch_and_writes_raise(name, shape, fn):
+    torch = pytest.importorskip("torch")
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    tb, lb = torch.from_numpy(a.copy()), lazy.tensor(a)
+    tv, lv = fn(tb), fn(lb)
+    assert lv.shape == tuple(tv.shape)
+    assert lv.stride() == tuple(tv.stride())
+    assert lv.storage_offset() == tv.storage_offset()
+    np.testing.assert_array_equal(lv.numpy(), tv.numpy())
+    for write in (lambda v: v.add_(1), lambda v: v.__setitem__(E, 1.0),
+                  lambda v: v.copy_(v * 0)):
+        with pytest.raises(RuntimeError):
+            write(tv)
+        with pytest.raises(RuntimeError, match="memory location"):
+            write(lv)
+    assert_close(lb, a)
+
+
+@pytest.mark.parametrize("size, stride, offset", [
+    ((4, 3), (2, 1), 0), ((3, 3), (1, 1), 2), ((2, 4), (3, 1), 1), ((5,), (0,), 0),
+])
+def test_as_strided_overlapping_windows(size, stride, offset):
+    """Layout as PyTorch; writing into overlapping windows raises (documented)."""
+    torch = pytest.importorskip("torch")
+    a = np.arange(12, dtype=np.int64)
+    tv = torch.from_numpy(a.copy()).as_strided(size, stride, offset)
+    t = lazy.tensor(a)
+    lv = t.as_strided(size, stride, offset)
+    assert lv.shape == tuple(tv.shape) and lv.stride() == tuple(tv.stride())
+    assert lv.storage_offset() == tv.storage_offset()
+    np.testing.assert_array_equal(lv.numpy(), tv.numpy())
+    np.testing.assert_array_equal(lv.numpy(), np_as_strided(a, size, stride, offset))
+    with pytest.raises(RuntimeError, match="memory location"):
+        lv += 1
+    with pytest.raises(RuntimeError, match="memory location"):
+        lv[...] = 0
+    # reading overlapping windows is fine, and sees later writes to the base
+    t[offset] = -5
+    b = a.copy()
+    b[offset] = -5
+    np.testing.assert_array_equal(lv.numpy(), np_as_strided(b, size, stride, offset))
+
+
+def test_unfold_overlapping_reads_and_sees_writes():
+    torch = pytest.importorskip("torch")
+    a = np.arange(8, dtype=np.float32)
+    tb, lb = torch.from_numpy(a.copy()), lazy.tensor(a)
+    tv, lv = tb.unfold(0, 3, 1), lb.unfold(0, 3, 1)
+    assert lv.stride() == tuple(tv.stride()) and lv.shape == tuple(tv.shape)
+    tb[3] = 100
+    lb[3] = 100
+    np.testing.assert_array_equal(lv.numpy(), tv.numpy())
+    s = lv.sum(1)
+    np.testing.assert_array_equal(s.numpy(), tv.sum(1).numpy())
