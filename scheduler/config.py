@@ -1,7 +1,9 @@
 """Runtime settings: environment variables, overridable from code.
 
 Read when used, never at import, so tests and users can change them at
-any time (`lazy.config.max_pending_nodes = 10_000`).
+any time (`lazy.config.max_pending_nodes = 10_000`). The one setting
+checked on every op, LAZY_MAX_PENDING, is read once at first use; setting
+it to None from code reads the variable again.
 """
 from __future__ import annotations
 
@@ -23,8 +25,13 @@ class Config:
 
     @property
     def max_pending_nodes(self) -> int:
-        """Pending nodes after which building one more op syncs (LAZY_MAX_PENDING)."""
-        return self._max_pending_nodes or _env_int("LAZY_MAX_PENDING", 100_000)
+        """Pending nodes after which building one more op syncs (LAZY_MAX_PENDING).
+
+        Checked on every op, so the variable is read once, at first use.
+        """
+        if self._max_pending_nodes is None:
+            self._max_pending_nodes = _env_int("LAZY_MAX_PENDING", 100_000)
+        return self._max_pending_nodes
 
     @max_pending_nodes.setter
     def max_pending_nodes(self, n: int | None) -> None:

@@ -7,6 +7,7 @@ backends need them too, and dependencies flow lazy -> scheduler -> backends.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -45,6 +46,7 @@ float64 = DType("float64", "f", 8)
 
 ALL = (bool_, int32, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {np.dtype(d.name): d for d in ALL}
 DEFAULT_FLOAT = float32  # PyTorch's default for lazy creation functions
 DEFAULT_INT = int64
 
@@ -53,6 +55,8 @@ def as_dtype(x: object) -> DType:
     """Accept a DType, a NumPy dtype or type, a name, or the Python types."""
     if isinstance(x, DType):
         return x
+    if isinstance(x, np.dtype) and x in _BY_NP:
+        return _BY_NP[x]
     if x is bool:
         return bool_
     if x is int:
@@ -75,7 +79,17 @@ def result_type(*items: object) -> DType:
     Python scalars are "weak": `float32 + 1.0` stays float32, `int32 + 1.0`
     becomes float64, exactly as `np.result_type` says.
     """
-    args = [d.np if isinstance(d, DType) else d for d in items]
+    # Weak scalars promote by kind, never by value, so the answer depends on
+    # types alone and is cached (np.result_type costs microseconds per op).
+    return _promote(tuple(d if isinstance(d, DType) else type(d) for d in items))
+
+
+_SAMPLE = {bool: True, int: 0, float: 0.0, complex: 0j}
+
+
+@lru_cache(maxsize=1024)
+def _promote(kinds: tuple) -> DType:
+    args = [k.np if isinstance(k, DType) else _SAMPLE.get(k, k) for k in kinds]
     return as_dtype(np.result_type(*args))
 
 

@@ -24,25 +24,28 @@ _PACKAGE_DIRS = tuple(
     for p in ("lazy", "scheduler", "cpu_backend", "cuda_backend"))
 
 
-_inside: dict[str, bool] = {}
+_files: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
 
 
-def _is_ours(filename: str) -> bool:
-    """Is this code file part of lazyrt? (normalized once per file: paths may hold '..')"""
-    ours = _inside.get(filename)
-    if ours is None:
-        ours = _inside[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIRS)
-    return ours
+def _user_name(filename: str) -> str | None:
+    """Basename of a user's file, None for lazyrt's own (normalized once per file)."""
+    try:
+        return _files[filename]
+    except KeyError:
+        ours = os.path.abspath(filename).startswith(_PACKAGE_DIRS)
+        name = _files[filename] = None if ours else os.path.basename(filename)
+        return name
 
 
 def user_location() -> str:
     """`file:line` of the innermost frame outside lazyrt's own packages."""
     f = sys._getframe(1)
-    while f is not None and _is_ours(f.f_code.co_filename):
+    while f is not None:
+        name = _user_name(f.f_code.co_filename)
+        if name is not None:
+            return f"{name}:{f.f_lineno}"
         f = f.f_back
-    if f is None:
-        return "<unknown>"
-    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+    return "<unknown>"
 
 
 class Node:
