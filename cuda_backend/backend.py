@@ -23,7 +23,7 @@ from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, 
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
-from .launch import plan_launch
+from .launch import bind, plan_launch
 from .nvrtc import OPTIONS
 
 
@@ -77,7 +77,9 @@ class CUDABackend:
     name = "cuda"
     device = "cuda"
 
-    def __init__(self) -> None:
+    def __init__(self, mode: int | None = None, nparts: int | None = None) -> None:
+        """`mode`/`nparts` force a reduction strategy (launch.py); for tests."""
+        self.mode, self.nparts = mode, nparts
         self._sources: dict[str, CudaSource] = {}
         self._compiled: dict[tuple[int, str], Compiled] = {}
         self._lock = threading.Lock()
@@ -152,7 +154,9 @@ class CUDABackend:
         if not isinstance(compiled, Compiled):
             compiled, _ = self.compile(kernel)
         src = compiled.src
-        plan = plan_launch(kernel, launch, _sm_count(cupy.cuda.Device().id))
+        plan = plan_launch(kernel, launch, _sm_count(cupy.cuda.Device().id),
+                           mode=self.mode if kernel.reduce is not None else None,
+                           nparts=self.nparts)
         if kernel.reduce is not None and plan.n_out and not plan.n_red \
                 and REDUCTIONS[kernel.reduce.op].identity is None:
             raise ValueError(f"zero-size reduction with {kernel.reduce.op}, "
@@ -176,19 +180,7 @@ class CUDABackend:
         if src.packed:
             bufs[("A", 0)], bufs[("S", 0)] = cupy.asarray(a), cupy.asarray(s)
         for call in plan.calls:
-            args = []
-            for p in src.params:
-                if p.kind == "arg":
-                    args.append(a[p.index])
-                elif p.kind == "scalar":
-                    args.append(s[p.index])
-                elif p.kind == "mode":
-                    args.append(np.int32(call.mode))
-                elif p.kind == "nparts":
-                    args.append(np.int64(call.nparts))
-                else:
-                    args.append(bufs[(p.kind, p.index)])
-            compiled.function((call.grid,), (call.block,), tuple(args))
+            compiled.function((call.grid,), (call.block,), tuple(bind(src.params, call, a, s, bufs)))
 
     def allocate(self, size: int, dtype: DType) -> Any:
         import cupy

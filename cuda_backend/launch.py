@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from scheduler.kernel_ir import Kernel, Launch
 
 BLOCK = 256
@@ -102,3 +104,21 @@ def plan_launch(kernel: Kernel, launch: Launch, sms: int, mode: int | None = Non
     else:
         raise ValueError(f"unknown reduction mode {mode}")
     return LaunchPlan(calls, 0, n_out, n_red)
+
+
+def bind(params, call: Call, args: np.ndarray, scalars: np.ndarray, bufs: dict) -> list:
+    """Argument values in parameter order (codegen.Param): int64 sizes and scalar bits
+    as NumPy scalars, `mode` as int32, buffers from `bufs[(kind, index)]`."""
+    out: list = []
+    for p in params:
+        if p.kind == "arg":
+            out.append(args[p.index])
+        elif p.kind == "scalar":
+            out.append(scalars[p.index])
+        elif p.kind == "mode":
+            out.append(np.int32(call.mode))
+        elif p.kind == "nparts":
+            out.append(np.int64(call.nparts))
+        else:
+            out.append(bufs[(p.kind, p.index)])
+    return out

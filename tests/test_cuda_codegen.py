@@ -25,7 +25,7 @@ import lazy
 from cuda_backend import CUDABackend
 from cuda_backend.codegen import generate
 from cuda_backend.launch import plan_launch
-from cuda_backend.nvrtc import ARCHS
+from cuda_backend.nvrtc import ARCHS, OPTIONS
 from cuda_emu import emulator
 from cuda_emu.check import assert_outputs, nvrtc_check
 from cuda_emu.corpus import Case, corpus
@@ -232,3 +232,22 @@ def _kl(t):
     [step] = plan([t._buf]).steps
     return step.kernel, step.launch
 
+
+
+@needs_cxx
+def test_backend_compile_and_run_under_emulation(monkeypatch, libs):
+    """CUDABackend itself (RawModule, binding, partial buffers, strategies) with a
+    CuPy stand-in that launches under the emulation: the GPU code path, minus the GPU."""
+    from cuda_emu import fake_cupy
+    cp = fake_cupy.install(monkeypatch, libs)
+    picks = [c for c in CORPUS if c.kernel.reduce is not None][::6]
+    picks += [c for c in CORPUS if c.kernel.reduce is None][::12]
+    for case in picks:
+        for mode in case.modes:
+            be = CUDABackend(mode=mode)
+            compiled, info = be.compile(case.kernel)
+            assert (info.cache, be.compile(case.kernel)[1].cache) == ("miss", "hit")
+            outs = [cp.full(len(e), 7, e.dtype) for e in case.expected]
+            be.run(compiled, case.kernel, case.launch, case.inputs, outs)
+            assert_outputs(case, outs, f"(CUDABackend, mode {mode})")
+    assert "--fmad=false" in cp.RawModule(SOURCES[0].source, options=OPTIONS).options

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cuda_backend.codegen import CudaSource, generate, mtype
-from cuda_backend.launch import plan_launch
+from cuda_backend.launch import bind, plan_launch
 from scheduler.kernel_ir import Kernel, Launch, pack_launch
 
 HERE = Path(__file__).resolve().parent
@@ -47,41 +48,42 @@ class EmulationError(RuntimeError):
     pass
 
 
-def _launcher(src: CudaSource) -> str:
-    """extern "C" int launch_<name>(grid, block, A, S, bufs, mode, nparts)."""
-    args, nbuf = [], 0
-    for p in src.params:
-        if p.kind == "arg":
-            args.append(f"A[{p.index}]")
-        elif p.kind == "scalar":
-            args.append(f"S[{p.index}]")
-        elif p.kind in ("A", "S"):
-            args.append(p.kind)
-        elif p.kind in ("mode", "nparts"):
-            args.append(p.kind)
-        else:
-            args.append(f"({p.ctype.replace('__restrict__', '')})bufs[{nbuf}]")
-            nbuf += 1
-    call = f"{src.name}({', '.join(args)})"
-    return (f'EMU_EXPORT int launch_{src.name}(unsigned grid, unsigned block, '
-            f"const long long* A, const long long* S, void** bufs, int mode, "
-            f"long long nparts) {{\n  (void)mode; (void)nparts; (void)A; (void)S; (void)bufs;\n"
-            f"  return emu::launch(grid, block, [&] {{ {call}; }});\n}}\n")
+_SIGNATURE = re.compile(r'extern "C" __global__ void (\w+)\(\s*(.*?)\)\s*\{', re.S)
 
 
-def translation_unit(sources: list[CudaSource]) -> str:
+def signature(source: str) -> tuple[str, list[str]]:
+    """(kernel name, C parameter types) from a generated source."""
+    m = _SIGNATURE.search(source)
+    if m is None:
+        raise EmulationError("no extern \"C\" __global__ function in the source")
+    params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+    return m.group(1), [p.rsplit(" ", 1)[0].replace("__restrict__", "").strip() for p in params]
+
+
+def _launcher(source: str) -> str:
+    """EMU_EXPORT int launch_<name>(grid, block, void** params): like cuLaunchKernel,
+    params[k] points at the value of parameter k."""
+    name, types = signature(source)
+    args = ", ".join(f"*({t}*)params[{k}]" for k, t in enumerate(types))
+    return (f"EMU_EXPORT int launch_{name}(unsigned grid, unsigned block, void** params) {{\n"
+            f"  (void)params;\n  return emu::launch(grid, block, [&] {{ {name}({args}); }});\n}}\n")
+
+
+def translation_unit(sources: list[CudaSource | str]) -> str:
     parts = ['#include "cuda_emu.h"\n']
     seen = set()
     for s in sources:
-        if s.name in seen:
+        text = s if isinstance(s, str) else s.source
+        name = signature(text)[0]
+        if name in seen:
             continue
-        seen.add(s.name)
-        parts += [s.source, _launcher(s)]
+        seen.add(name)
+        parts += [text, _launcher(text)]
     parts.append('EMU_EXPORT const char* emu_error() { return emu::error.c_str(); }\n')
     return "\n".join(parts)
 
 
-def build(sources: list[CudaSource]) -> ctypes.CDLL:
+def build(sources: list[CudaSource | str]) -> ctypes.CDLL:
     """One shared library running all `sources` (cached by content)."""
     text = translation_unit(sources)
     key = hashlib.sha256((text + HEADER.read_text() + " ".join(FLAGS)).encode()).hexdigest()[:24]
@@ -140,20 +142,34 @@ def run(kernel: Kernel, launch: Launch, inputs: list, outputs: list[np.ndarray],
         acc = kernel.reduce.acc
         arrays[("pv", 0)] = np.zeros(max(plan.partials, 1), _NP[mtype(acc)])
         arrays[("pi", 0)] = np.zeros(max(plan.partials, 1), np.int64)
-    bufs = [arrays[(p.kind, p.index)] for p in src.params
-            if p.kind in ("in", "out", "pv", "pi")]
-    ptrs = (ctypes.c_void_p * max(len(bufs), 1))(*[b.ctypes.data for b in bufs])
-    fn = getattr(lib, f"launch_{src.name}")
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
-                   ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong]
+    if src.packed:
+        arrays[("A", 0)], arrays[("S", 0)] = a, s
     for call in plan.calls:
-        rc = fn(call.grid, call.block, a.ctypes.data, s.ctypes.data, ptrs, call.mode, call.nparts)
-        if rc:
-            raise EmulationError(f"{src.name} (mode {call.mode}): {lib.emu_error().decode()}")
+        launch_raw(lib, src.name, call.grid, call.block, bind(src.params, call, a, s, arrays))
     for i, (raw, y, o) in enumerate(zip(guarded, outputs, kernel.outputs)):
         nb = GUARD * (1 if o.dtype.is_bool else o.dtype.itemsize)
         if (raw[:nb] != 0x5A).any() or (raw[len(raw) - nb:] != 0x5A).any():
             raise EmulationError(f"{src.name}: output {i} written out of bounds")
         body = arrays[("out", i)][:len(y)]
         y[...] = body.view(np.bool_) if o.dtype.is_bool else body
+
+
+def launch_raw(lib: ctypes.CDLL, name: str, grid: int, block: int, args: list) -> None:
+    """Launch with argument values (NumPy scalars and arrays), as CuPy's RawKernel takes."""
+    keep, ptrs = [], []
+    for v in args:
+        if isinstance(v, np.ndarray):
+            cell = ctypes.c_void_p(v.ctypes.data)
+            keep.append(cell)
+            ptrs.append(ctypes.addressof(cell))
+        else:
+            cell = np.array([v])  # keeps the scalar's own dtype (int64, int32)
+            keep.append(cell)
+            ptrs.append(cell.ctypes.data)
+    params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+    fn = getattr(lib, f"launch_{name}")
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
+    rc = fn(int(grid), int(block), params)
+    if rc:
+        raise EmulationError(f"{name}: {lib.emu_error().decode()}")
