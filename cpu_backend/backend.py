@@ -17,7 +17,7 @@ from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .jit import JIT, Compiled
-from .launch import Launcher, choose_tile
+from .launch import Launcher, _addr, choose_tile
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -96,6 +96,13 @@ class CPUBackend:
             if y.dtype != o.dtype.np or not y.flags.c_contiguous or not y.flags.writeable:
                 raise TypeError(f"output {i} must be a writable contiguous {o.dtype.name} array")
             bufs.append(y)
+        if compiled.alias_inputs:  # an in-place write? then the variant that vectorizes it
+            y = bufs[-1]
+            ya = _addr(y)
+            for i in compiled.alias_inputs:
+                if bufs[i] is y or _addr(bufs[i]) == ya:
+                    compiled = self.jit.in_place_variant(compiled, i)
+                    break
         args, scalars = pack_launch(kernel, launch)
         tile = choose_tile(kernel, launch, self.loop_order)
         self.launcher.launch(compiled, kernel, shape, args, scalars, bufs, tile)

@@ -53,24 +53,25 @@ class Ptr(NamedTuple):
     p: ir.Value
 
 
-def function_name(kernel: Kernel) -> str:
+def function_name(kernel: Kernel, alias: int | None = None) -> str:
     """Symbol name: from the structural key (Kernel.digest() uses repr, which
     recurses and fails on deep expressions)."""
-    from .keys import key_digest, structural_key
-    return f"lazy_{key_digest(structural_key(kernel))}"
+    from .keys import key_digest, structural_key, variant_key
+    return f"lazy_{key_digest(variant_key(structural_key(kernel), alias))}"
 
 
 class _Gen:
-    def __init__(self, k: Kernel, triple: str = "", data_layout: str = ""):
-        self.k, self.lay = k, arg_layout(k)
-        self.mod = ir.Module(name=function_name(k))
+    def __init__(self, k: Kernel, triple: str = "", data_layout: str = "",
+                 alias: int | None = None):
+        self.k, self.lay, self.alias = k, arg_layout(k), alias
+        self.mod = ir.Module(name=function_name(k, alias))
         if triple:
             self.mod.triple = triple
         if data_layout:
             self.mod.data_layout = data_layout
         p64 = I64.as_pointer()
         fnty = ir.FunctionType(ir.VoidType(), [p64, I8.as_pointer().as_pointer(), p64, p64])
-        self.fn = ir.Function(self.mod, fnty, name=function_name(k))
+        self.fn = ir.Function(self.mod, fnty, name=self.mod.name)
         self.fn.attributes.add("nounwind")
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         launch, bufs, ctl, scal = self.fn.args
@@ -307,10 +308,15 @@ class _Gen:
             b.store(v, ptr)
 
 
-def generate(kernel: Kernel, triple: str = "", data_layout: str = "") -> ir.Module:
-    """The LLVM module holding `kernel`'s entry point `function_name(kernel)`."""
+def generate(kernel: Kernel, triple: str = "", data_layout: str = "",
+             alias: int | None = None) -> ir.Module:
+    """The LLVM module holding `kernel`'s entry point `function_name(kernel, alias)`.
+
+    `alias`: the in-place variant, with an extra inner-loop copy for rows where
+    input `alias` is read exactly where the output is written (loops.py).
+    """
     from .loops import emit_body
-    g = _Gen(kernel, triple, data_layout)
+    g = _Gen(kernel, triple, data_layout, alias)
     emit_body(g)
     g.b.ret_void()
     return g.mod

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -30,7 +30,8 @@ from scheduler.kernel_ir import Kernel
 
 from .codegen import generate
 from .diskcache import DiskCache
-from .keys import NewnessTracker, key_digest, structural_key
+from .loops import alias_candidate
+from .keys import NewnessTracker, key_digest, structural_key, variant_key
 
 PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -44,6 +45,8 @@ class Compiled:
     ir: str             # generated (unoptimized) LLVM IR; "" until asked when from disk
     ms: float
     in_order: bool = False  # some output stores at Output.pos: run single-threaded
+    alias_inputs: tuple = ()  # inputs an in-place variant could serve (loops.alias_candidate)
+    variants: dict = field(default_factory=dict)  # alias input -> in-place variant
 
 
 def _features() -> str:
@@ -136,27 +139,49 @@ class JIT:
             if hit is not None:
                 self._remember(kernel, hit)
                 return hit, CompileInfo("hit", 0.0)
-            t0 = time.perf_counter()
-            dkey = self.disk.key(key)
-            obj = self.disk.load(dkey)
-            source = "disk" if obj is not None else "miss"
-            text = ""
-            if obj is None:
-                text = str(generate(kernel, self.triple, self.data_layout))
-                obj = self.tm.emit_object(self.optimize(text))
-                self.disk.store(dkey, obj)
-            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            name = f"lazy_{key_digest(key)}"
-            addr = self._engine.get_function_address(name)
-            if not addr:
-                raise RuntimeError(f"JIT produced no address for {name}")
-            ms = (time.perf_counter() - t0) * 1e3
-            c = Compiled(kernel, name, PROTO(addr), addr, text, ms,
-                         any(o.pos is not None for o in kernel.outputs))
+            c, source, ms = self._build(kernel, key, None)
             new = self._newness.describe(key)
             self._cache[key] = c
             self._remember(kernel, c)
             return c, CompileInfo(source, ms, new if source == "miss" else "")
+
+    def in_place_variant(self, base: Compiled, alias: int) -> Compiled:
+        """`base`'s kernel compiled with the in-place loop copy for input
+        `alias` (loops.py), once per structure; kept on `base`."""
+        v = base.variants.get(alias)
+        if v is not None:
+            return v
+        with self._lock:
+            key = variant_key(structural_key(base.kernel), alias)
+            v = self._cache.get(key)
+            if v is None:
+                v, _, _ = self._build(base.kernel, key, alias)
+                self._cache[key] = v
+            base.variants[alias] = v
+            return v
+
+    def _build(self, kernel: Kernel, key: str, alias: int | None) -> tuple[Compiled, str, float]:
+        """Compile (or load from disk) under the lock: (compiled, "miss"/"disk", ms)."""
+        t0 = time.perf_counter()
+        dkey = self.disk.key(key)
+        obj = self.disk.load(dkey)
+        source = "disk" if obj is not None else "miss"
+        text = ""
+        if obj is None:
+            text = str(generate(kernel, self.triple, self.data_layout, alias))
+            obj = self.tm.emit_object(self.optimize(text))
+            self.disk.store(dkey, obj)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        name = f"lazy_{key_digest(key)}"
+        addr = self._engine.get_function_address(name)
+        if not addr:
+            raise RuntimeError(f"JIT produced no address for {name}")
+        ms = (time.perf_counter() - t0) * 1e3
+        alias_inputs = () if alias is not None else \
+            tuple(i for i in range(len(kernel.inputs)) if alias_candidate(kernel, i))
+        c = Compiled(kernel, name, PROTO(addr), addr, text, ms,
+                     any(o.pos is not None for o in kernel.outputs), alias_inputs)
+        return c, source, ms
 
     def __len__(self) -> int:
         return len(self._cache)

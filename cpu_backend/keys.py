@@ -58,6 +58,12 @@ def structural_key(k: Kernel) -> str:
             f"reduce={red} outputs=[{outs}] nodes=[{'; '.join(lines)}]")
 
 
+def variant_key(key: str, alias: int | None) -> str:
+    """Key of the in-place variant (loops.py: input `alias` may be the output's
+    own memory read where it is written), compiled only when a run needs it."""
+    return key if alias is None else f"{key} in_place_alias={alias}"
+
+
 def key_digest(key: str) -> str:
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 

@@ -747,12 +747,17 @@ def test_output_pos_2d_with_gathered_values_and_int32_positions():
     np.testing.assert_array_equal(ours[0], expect)
 
 
-def _in_place(k: Kernel, launch: Launch, x: np.ndarray, expect: np.ndarray, be) -> None:
+def _in_place(k: Kernel, launch: Launch, x: np.ndarray, expect: np.ndarray, be,
+              others=(), at: int = 0) -> None:
+    """Run with the output the same memory as input `at` (the others given)."""
     ok, why = be.supports(k)
     assert ok, why
     c, _ = be.compile(k)
-    be.run(c, k, launch, [x], [x])  # output is the same memory as the input
+    ins = list(others)
+    ins.insert(at, x)
+    be.run(c, k, launch, ins, [x])
     np.testing.assert_array_equal(x, expect)
+    assert list(c.variants) == [at]  # the in-place variant (loads via the output pointer)
 
 
 @pytest.mark.parametrize("n", [7, 1000, 300_001])
@@ -775,6 +780,15 @@ def test_in_place_identical_views(n):
             expect = x.copy()
             expect[::3] = -expect[::3]
             _in_place(k, Launch((m,), [[v]], [v]), x, expect, be)
+            # x[1:] = y + x[1:]: the aliased input is the second one
+            y = values(rng, d, n - 1, special=False)
+            k = Kernel(1, 0, (Input(d, inner=1), Input(d, inner=1)), (), None,
+                       (Output(d, binop("add", Load(0, d), Load(1, d)), 1),))
+            v = View((n - 1,), (1,), 1)
+            expect = x.copy()
+            expect[1:] = y + expect[1:]
+            _in_place(k, Launch((n - 1,), [[View.contiguous((n - 1,))], [v]], [v]), x, expect, be,
+                      [y], at=1)
 
 
 @pytest.mark.parametrize("n", [8, 1000, 300_000])
