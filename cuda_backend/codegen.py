@@ -159,11 +159,11 @@ class _Gen:
         names = [f"{stem}{d}" for d in range(hi - lo)]
         if not names:
             return names
-        q = self.fresh("q")
-        self.emit(f"u64 {q} = {flat};", ind)
+        q, rem = self.fresh("q"), self.fresh("m")
+        self.emit(f"u64 {q} = {flat}, {rem};", ind)
         for j in reversed(range(1, len(names))):
-            n = f"(u64)n{lo + j}"
-            self.emit(f"const i64 {names[j]} = (i64)({q} % {n}); {q} /= {n};", ind)
+            self.emit(f"{q} = lz_udivmod({q}, (u64)n{lo + j}, &{rem}); "
+                      f"const i64 {names[j]} = (i64){rem};", ind)
         self.emit(f"const i64 {names[0]} = (i64){q};", ind)
         return names
 
@@ -183,13 +183,14 @@ class _Gen:
     def chain(self, i: int, pos: str, ind: int) -> str:
         """Apply input i's chained views to position `pos`; returns the variable."""
         for slot in self.lay.inputs[i][1:]:
-            acc, q = self.fresh("c"), self.fresh("q")
+            acc, q, rem = self.fresh("c"), self.fresh("q"), self.fresh("m")
             self.emit(f"i64 {acc} = {self.a(slot.offset)};", ind)
-            self.emit(f"u64 {q} = (u64)({pos});", ind)
+            self.emit(f"u64 {q} = (u64)({pos}), {rem};", ind)
             for d in reversed(range(slot.rank)):
                 n, s = self.a(slot.shape + d), self.a(slot.strides + d)
                 if d:
-                    self.emit(f"{acc} += (i64)({q} % (u64){n}) * {s}; {q} /= (u64){n};", ind)
+                    self.emit(f"{q} = lz_udivmod({q}, (u64){n}, &{rem}); "
+                              f"{acc} += (i64){rem} * {s};", ind)
                 else:
                     self.emit(f"{acc} += (i64){q} * {s};", ind)
             pos = acc

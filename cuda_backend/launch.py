@@ -9,9 +9,11 @@ over elements, reductions over outputs or chunks), so a grid of a few
 waves of the device (`sms * BLOCKS_PER_SM` blocks) fills it, and any grid
 size is correct. Reduction strategy (the compiled kernel holds all of
 them; `mode` picks one per launch, so no shape recompiles):
-- thread per output (1): tiny reduce extents, or many outputs laid out
-  contiguously (a column sum: neighbouring threads read neighbouring
-  addresses, so loads coalesce);
+- thread per output (1): tiny reduce extents;
+- column tiles (5): outputs adjacent in memory and the reduce axis strided
+  (a column sum): the lanes of a warp take 32 neighbouring outputs, so
+  loads coalesce, and the warps (and, for few outputs, blocks) split the
+  reduce range;
 - warp per output (4): many outputs, moderate reduce extent;
 - block per output (0): enough outputs to fill the device;
 - partials + finalize (2, 3): few outputs with a large reduce extent
@@ -28,10 +30,13 @@ from scheduler.kernel_ir import Kernel, Launch
 
 BLOCK = 256
 BLOCKS_PER_SM = 32
-ELEMENTWISE, BLOCK_PER_OUT, THREAD_PER_OUT, PARTIALS, FINALIZE, WARP_PER_OUT = -1, 0, 1, 2, 3, 4
+ELEMENTWISE, BLOCK_PER_OUT, THREAD_PER_OUT, PARTIALS, FINALIZE, WARP_PER_OUT, COLUMNS = \
+    -1, 0, 1, 2, 3, 4, 5
 MODES = {"block": BLOCK_PER_OUT, "thread": THREAD_PER_OUT, "partials": PARTIALS,
-         "warp": WARP_PER_OUT}
-CHUNK = 4096  # reduce elements per partial chunk, at least
+         "warp": WARP_PER_OUT, "columns": COLUMNS}
+CHUNK = 4096      # reduce elements per partial chunk, at least
+COL_CHUNK = 512   # reduce rows per column-tile chunk, at least
+COL_BLOCK = 256   # most threads per block in column tiles (reduce.py sizes its tile so)
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,8 @@ def choose_mode(kernel: Kernel, launch: Launch, sms: int) -> int:
     n_out, n_red = math.prod(shape[: kernel.n_out]), math.prod(shape[kernel.n_out:])
     if n_red <= 32:
         return THREAD_PER_OUT
-    if n_out >= sms * 128 and _coalesced_outputs(kernel, launch):
-        return THREAD_PER_OUT
+    if _coalesced_outputs(kernel, launch):
+        return COLUMNS
     if n_out >= sms * 64 and n_red <= 2048:
         return WARP_PER_OUT
     if n_out >= sms * 4 or n_red < 2 * CHUNK:
@@ -101,6 +106,14 @@ def plan_launch(kernel: Kernel, launch: Launch, sms: int, mode: int | None = Non
         calls = (Call(PARTIALS, grid(n_out * parts), block, parts),
                  Call(FINALIZE, grid(n_out), block, parts))
         return LaunchPlan(calls, n_out * parts, n_out, n_red)
+    elif mode == COLUMNS:
+        tiles = -(-n_out // 32)
+        parts = nparts or max(1, min(-(-n_red // COL_CHUNK), -(-sms * 8 // max(tiles, 1))))
+        first = Call(COLUMNS, grid(tiles * parts), min(block, COL_BLOCK), parts)
+        if parts == 1:
+            return LaunchPlan((first,), 0, n_out, n_red)
+        return LaunchPlan((first, Call(FINALIZE, grid(n_out), block, parts)),
+                          n_out * parts, n_out, n_red)
     else:
         raise ValueError(f"unknown reduction mode {mode}")
     return LaunchPlan(calls, 0, n_out, n_red)

@@ -30,6 +30,18 @@ typedef unsigned char u8;
 #define LZ_D __device__ __forceinline__
 #define LZ_FULL 0xffffffffu
 
+/* q / n and q % n: 32-bit division when both fit (64-bit division is a long
+   software sequence on GPUs; index arithmetic almost always fits) */
+LZ_D u64 lz_udivmod(u64 q, u64 n, u64* rem) {
+  if (((q | n) >> 32) == 0) {
+    unsigned a = (unsigned)q, b = (unsigned)n;
+    *rem = a % b;
+    return a / b;
+  }
+  *rem = q % n;
+  return q / n;
+}
+
 LZ_D double lz_f64_bits(i64 b) { return __longlong_as_double(b); }
 LZ_D double lz_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 

@@ -12,7 +12,11 @@ chunks gives NumPy's answer:
 All strategies live in one compiled function and `mode` picks one at
 launch time, so a shape needing another strategy never recompiles:
 0 block per output, 1 thread per output, 2 partials (block per chunk of
-`nparts` chunks per output), 3 finalize partials, 4 warp per output.
+`nparts` chunks per output), 3 finalize partials, 4 warp per output,
+5 column tiles (the 32 lanes of a warp take 32 neighbouring outputs, so
+loads coalesce when outputs are adjacent in memory; the warps of a block
+split the reduce range and combine through shared memory; with nparts > 1
+they write partials that mode 3 finalizes).
 Every `__syncthreads` and shuffle is reached by the whole block or warp
 (loop bounds are uniform), which the host emulation checks.
 """
@@ -65,6 +69,9 @@ def combine(op: str, d: DType) -> list[str]:
     return ["if (a.i < 0) return b;", "if (b.i < 0) return a;",
             f"if {better('b', 'a')} return b;", f"if {better('a', 'b')} return a;",
             "return b.i < a.i ? b : a;"]
+
+
+COL_BLOCK = 256  # most threads per block in the column-tile strategy (its shared tile)
 
 
 class Reduction:
@@ -127,6 +134,7 @@ class Reduction:
         e("return st;", 2)
         e("};", 1)
         e("__shared__ St sh[32];", 1)
+        e(f"__shared__ St colsh[{COL_BLOCK}];", 1)
         e("auto block_comb = [&](St st) -> St {", 1)
         e("const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5;", 2)
         e("st = warp_comb(st);", 2)
@@ -178,6 +186,23 @@ class Reduction:
         e("st = block_comb(st);", 3)
         e(f"if (threadIdx.x == 0) {{ pv[w] = ({mtype(acc)})st.v; "
           f"{'pi[w] = st.i; ' if is_arg else ''}}}", 3)
+        e("}", 2)
+        e("} else if (mode == 5) {  /* column tiles: lanes take 32 neighbouring outputs */", 1)
+        e("const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;", 2)
+        e("const u64 P = (u64)nparts, chunk = (n_red + P - 1) / P, tiles = (n_out + 31) / 32;", 2)
+        e("for (u64 w = blockIdx.x; w < tiles * P; w += gridDim.x) {", 2)
+        e("const u64 o = (w / P) * 32 + lane, p = w % P, lo = p * chunk;", 3)
+        e("const u64 hi = lo + chunk < n_red ? lo + chunk : n_red;", 3)
+        e("St st = ident;", 3)
+        e("if (o < n_out) { bases(o, b); for (u64 r = lo + wid; r < hi; r += nw) elem(st, b, r); }", 3)
+        e("colsh[threadIdx.x] = st;", 3)
+        e("__syncthreads();", 3)
+        e("if (wid == 0) {", 3)
+        e("for (unsigned k = 1; k < nw; ++k) st = comb(st, colsh[k * 32 + lane]);", 4)
+        e(f"if (o < n_out) {{ if (P == 1) fin(o, st); else {{ pv[o * P + p] = ({mtype(acc)})st.v; "
+          f"{'pi[o * P + p] = st.i; ' if is_arg else ''}}} }}", 4)
+        e("}", 3)
+        e("__syncthreads();", 3)
         e("}", 2)
         e("} else {  /* 3: finalize partials */", 1)
         e("const u64 P = (u64)nparts;", 2)

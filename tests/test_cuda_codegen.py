@@ -69,11 +69,11 @@ def libs():
 
 
 def run_case(case: Case, libs, **kw) -> None:
-    for mode in case.modes:
+    for mode, nparts in case.modes:
         outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
         emulator.run(case.kernel, case.launch, case.inputs, outs,
-                     lib=libs[generate(case.kernel).name], mode=mode, **kw)
-        assert_outputs(case, outs, f"(mode {mode})")
+                     lib=libs[generate(case.kernel).name], mode=mode, nparts=nparts, **kw)
+        assert_outputs(case, outs, f"(mode {mode}, nparts {nparts})")
 
 
 # -- NVRTC --------------------------------------------------------------------------------
@@ -122,10 +122,11 @@ def test_packed_arguments(libs):
         nvrtc_check(srcs, arch)
     lib = emulator.build(srcs)
     for case, src in zip(picks, srcs):
-        for mode in case.modes:
+        for mode, nparts in case.modes:
             outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
-            emulator.run(case.kernel, case.launch, case.inputs, outs, lib=lib, src=src, mode=mode)
-            assert_outputs(case, outs, f"(packed, mode {mode})")
+            emulator.run(case.kernel, case.launch, case.inputs, outs, lib=lib, src=src,
+                         mode=mode, nparts=nparts)
+            assert_outputs(case, outs, f"(packed, mode {mode}, nparts {nparts})")
 
 
 @needs_cxx
@@ -136,7 +137,7 @@ def test_float32_sum_accuracy_16m():
     [step] = plan([t.sum()._buf]).steps
     assert step.kernel.reduce.acc.name == "float64"
     exact = float(np.sum(x, dtype=np.float64))
-    for mode, sms in ((None, 4), (0, 2)):
+    for mode, sms in ((None, 4), (0, 2), (5, 2)):
         out = np.zeros(1, np.float32)
         emulator.run(step.kernel, step.launch, [x], [out], mode=mode, sms=sms,
                      block=256)
@@ -223,9 +224,11 @@ def test_launch_geometry_fills_device():
     assert [c.mode for c in p.calls] == [2, 3] and p.calls[0].nparts > 100
     rows = lazy.asarray(np.ones((100000, 64), np.float32))
     assert plan_launch(*_kl(rows.sum(axis=1)), sms=132).calls[0].mode == 4
-    assert plan_launch(*_kl(rows.sum(axis=0)), sms=132).calls[0].mode == 2  # 64 outputs
+    p = plan_launch(*_kl(rows.sum(axis=0)), sms=132)  # 64 adjacent outputs: column tiles
+    assert [c.mode for c in p.calls] == [5, 3] and p.calls[0].grid == 2 * p.calls[0].nparts
     cols = lazy.asarray(np.ones((64, 100000), np.float32))
-    assert plan_launch(*_kl(cols.sum(axis=0)), sms=132).calls[0].mode == 1
+    p = plan_launch(*_kl(cols.sum(axis=0)), sms=132)
+    assert [c.mode for c in p.calls] == [5] and p.calls[0].grid == 3125
 
 
 def _kl(t):
@@ -243,11 +246,11 @@ def test_backend_compile_and_run_under_emulation(monkeypatch, libs):
     picks = [c for c in CORPUS if c.kernel.reduce is not None][::6]
     picks += [c for c in CORPUS if c.kernel.reduce is None][::12]
     for case in picks:
-        for mode in case.modes:
-            be = CUDABackend(mode=mode)
+        for mode, nparts in case.modes:
+            be = CUDABackend(mode=mode, nparts=nparts)
             compiled, info = be.compile(case.kernel)
             assert (info.cache, be.compile(case.kernel)[1].cache) == ("miss", "hit")
             outs = [cp.full(len(e), 7, e.dtype) for e in case.expected]
             be.run(compiled, case.kernel, case.launch, case.inputs, outs)
-            assert_outputs(case, outs, f"(CUDABackend, mode {mode})")
+            assert_outputs(case, outs, f"(CUDABackend, mode {mode}, nparts {nparts})")
     assert "--fmad=false" in cp.RawModule(SOURCES[0].source, options=OPTIONS).options

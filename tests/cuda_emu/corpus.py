@@ -23,6 +23,9 @@ from scheduler.realize import plan
 
 INEXACT_OPS = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"}
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+# every reduction strategy, and the two-pass ones with a forced 3-way split
+REDUCE_MODES = ((None, None), (0, None), (1, None), (2, None), (2, 3), (4, None), (5, None),
+                (5, 3))
 
 
 @dataclass
@@ -33,7 +36,7 @@ class Case:
     inputs: list                       # flat NumPy arrays (None for iota)
     expected: list[np.ndarray] = field(default_factory=list)  # interpret.run's outputs
     inexact: bool = False              # transcendental ops: compare with a tolerance
-    modes: tuple = (None,)             # reduction strategies to run (None: the default)
+    modes: tuple = ((None, None),)     # (mode, nparts) to run; None: the default choice
 
 
 def values(rng: np.random.Generator, dtype: str, shape, special: bool = True) -> np.ndarray:
@@ -79,7 +82,7 @@ def cases_from(name: str, tensors: list) -> list[Case]:
         interpret.run(step.kernel, step.launch, ins, ref)
         for b, r in zip(step.outputs, ref):
             known[id(b)] = r
-        modes = (None, 0, 1, 2, 4) if step.kernel.reduce is not None else (None,)
+        modes = REDUCE_MODES if step.kernel.reduce is not None else ((None, None),)
         out.append(Case(f"{name}/{n}:{step.name}", step.kernel, step.launch, ins, ref,
                         is_inexact(step.kernel), modes))
     return out

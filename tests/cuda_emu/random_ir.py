@@ -18,7 +18,7 @@ from scheduler.kernel_ir import Cast, Input, Kernel, Launch, Load, Op, Output, R
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 from scheduler.view import View
 
-from .corpus import Case, values
+from .corpus import REDUCE_MODES, Case, values
 
 EXACT_OPS = sorted(set(ELEMENTWISE) - {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"})
 
@@ -135,7 +135,7 @@ def random_case(draw, reduce: bool) -> Case:
     launch = Launch(shape, views, out_views, svals)
     expected = [np.full(n, 7, o.dtype.np) for n, o in zip(out_sizes, outputs)]
     return Case(f"random/{k.digest()}", k, launch, bufs, expected, False,
-                (None, 0, 1, 2, 4) if reduce else (None,))
+                REDUCE_MODES if reduce else ((None, None),))
 
 
 def with_reference(case: Case) -> Case | None:

@@ -33,14 +33,14 @@ F32_TOL = 1e-5  # CUDA's float32 exp/log/pow are within a few ulp, NumPy's withi
 BACKENDS: dict = {}
 
 
-def backend(mode):
-    if mode not in BACKENDS:
-        BACKENDS[mode] = CUDABackend(mode=mode)
-    return BACKENDS[mode]
+def backend(mode, nparts=None):
+    if (mode, nparts) not in BACKENDS:
+        BACKENDS[(mode, nparts)] = CUDABackend(mode=mode, nparts=nparts)
+    return BACKENDS[(mode, nparts)]
 
 
-def run_on_gpu(case, mode=None):
-    be = backend(mode)
+def run_on_gpu(case, mode=None, nparts=None):
+    be = backend(mode, nparts)
     ok, why = be.supports(case.kernel)
     assert ok, why
     compiled, _ = be.compile(case.kernel)
@@ -53,8 +53,9 @@ def run_on_gpu(case, mode=None):
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
 def test_gpu_corpus(case):
-    for mode in case.modes:
-        assert_outputs(case, run_on_gpu(case, mode), f"(GPU, mode {mode})", F32_TOL)
+    for mode, nparts in case.modes:
+        assert_outputs(case, run_on_gpu(case, mode, nparts), f"(GPU, mode {mode}, {nparts})",
+                       F32_TOL)
 
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
@@ -67,8 +68,9 @@ def test_gpu_random(data):
     case = with_reference(data.draw(random_case(reduce=data.draw(st.booleans()))))
     if case is None:
         return
-    for mode in case.modes:
-        assert_outputs(case, run_on_gpu(case, mode), f"(GPU, mode {mode})", F32_TOL)
+    for mode, nparts in case.modes:
+        assert_outputs(case, run_on_gpu(case, mode, nparts), f"(GPU, mode {mode}, {nparts})",
+                       F32_TOL)
 
 
 def test_gpu_float32_sum_accuracy_16m():
@@ -77,7 +79,7 @@ def test_gpu_float32_sum_accuracy_16m():
     x = np.random.default_rng(7).random(1 << 24, dtype=np.float32)
     [step] = plan([lazy.asarray(x).sum()._buf]).steps
     exact = float(np.sum(x, dtype=np.float64))
-    for mode in (None, 0, 2):
+    for mode in (None, 0, 2, 5):
         be = backend(mode)
         out = cupy.zeros(1, np.float32)
         be.run(be.compile(step.kernel)[0], step.kernel, step.launch, [cupy.asarray(x)], [out])
