@@ -254,3 +254,36 @@ def test_backend_compile_and_run_under_emulation(monkeypatch, libs):
             be.run(compiled, case.kernel, case.launch, case.inputs, outs)
             assert_outputs(case, outs, f"(CUDABackend, mode {mode}, nparts {nparts})")
     assert "--fmad=false" in cp.RawModule(SOURCES[0].source, options=OPTIONS).options
+
+
+# -- the emulation itself ------------------------------------------------------------------
+@needs_cxx
+def test_emulator_shuffle_and_shared_memory():
+    src = r'''extern "C" __global__ void probe(long long* out, long long* sum) {
+  __shared__ long long s[128];
+  long long v = (long long)blockIdx.x * 1000 + threadIdx.x;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = __shfl_down_sync(0xffffffffu, v, 3);
+  s[threadIdx.x] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) { long long t = 0; for (unsigned i = 0; i < blockDim.x; ++i) t += s[i];
+                          sum[blockIdx.x] = t; }
+}'''
+    lib = emulator.build([src])
+    out, total = np.zeros(2 * 96, np.int64), np.zeros(2, np.int64)
+    emulator.launch_raw(lib, "probe", 2, 96, [out, total])
+    t = np.arange(96)
+    for b in range(2):
+        v = b * 1000 + t
+        want = np.where(t % 32 + 3 < 32, v + 3, v)  # lanes past the warp keep their value
+        np.testing.assert_array_equal(out[b * 96:(b + 1) * 96], want)
+        assert total[b] == v.sum()
+
+
+@needs_cxx
+def test_emulator_reports_divergent_barrier():
+    src = r'''extern "C" __global__ void bad(float* x) {
+  if (threadIdx.x < 32) __syncthreads();
+  x[threadIdx.x] = 1;
+}'''
+    with pytest.raises(emulator.EmulationError, match="divergent barrier"):
+        emulator.launch_raw(emulator.build([src]), "bad", 1, 64, [np.zeros(64, np.float32)])

@@ -148,10 +148,11 @@ inline bool run_block(unsigned nthreads) {
       ctx_switch(main_ctx, fibers[t].ctx);
     }
     // everyone is now at a barrier or done: release complete barriers
-    unsigned done = 0, at_block = 0;
+    unsigned done = 0, at_block = 0, at_warp = 0;
     for (unsigned t = 0; t < nthreads; ++t) {
       done += fibers[t].state == DONE;
       at_block += fibers[t].state == AT_BLOCK;
+      at_warp += fibers[t].state == AT_WARP;
     }
     if (done == nthreads) return true;
     bool released = false;
@@ -168,9 +169,9 @@ inline bool run_block(unsigned nthreads) {
       }
     }
     if (!released) {  // nothing can run: a barrier some threads never reach
-      error = "block " + std::to_string(blockIdx.x) + ": deadlock: " + std::to_string(done) +
-              " threads exited, " + std::to_string(at_block) +
-              " wait at __syncthreads, the rest at a warp barrier (divergent barrier)";
+      error = "block " + std::to_string(blockIdx.x) + ": divergent barrier (deadlock): " +
+              std::to_string(done) + " threads exited, " + std::to_string(at_block) +
+              " wait at __syncthreads, " + std::to_string(at_warp) + " at a warp shuffle";
       return false;
     }
   }
