@@ -1,7 +1,7 @@
 """CPUBackend: the LLVM-JIT backend behind the scheduler's Backend protocol.
 
 Glue only: support checks, the JIT (jit.py), argument packing
-(`pack_launch`) and the thread-parallel launcher (launch.py).
+(pack.py, a per-structure `pack_launch`) and the thread-parallel launcher (launch.py).
 """
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import numpy as np
 from scheduler.backend import CompileInfo
 from scheduler.dtypes import DType, result_type
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
-                                 pack_launch, postorder)
+                                 postorder)
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .jit import JIT, Compiled
-from .launch import Launcher, _addr, choose_tile
+from .launch import Launcher, choose_tile
+from .pack import LaunchPlan
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -83,27 +84,29 @@ class CPUBackend:
         red = kernel.reduce
         if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
             raise ValueError(f"zero-size reduction with {red.op}, which has no identity")
+        plan = compiled.plan
+        if plan is None:
+            plan = compiled.plan = LaunchPlan.of(kernel)
         bufs: list[np.ndarray | None] = []
-        for i, (inp, x) in enumerate(zip(kernel.inputs, inputs)):
-            if inp.iota:
+        for i, (t, x) in enumerate(zip(plan.in_np, inputs)):
+            if t is None:  # iota
                 bufs.append(None)
                 continue
             x = np.ascontiguousarray(x)
-            if x.dtype != inp.dtype.np:
-                raise TypeError(f"input {i} is {x.dtype}, kernel expects {inp.dtype.name}")
+            if x.dtype != t:
+                raise TypeError(f"input {i} is {x.dtype}, kernel expects {t}")
             bufs.append(x)
-        for i, (o, y) in enumerate(zip(kernel.outputs, outputs)):
-            if y.dtype != o.dtype.np or not y.flags.c_contiguous or not y.flags.writeable:
-                raise TypeError(f"output {i} must be a writable contiguous {o.dtype.name} array")
+        for i, (t, y) in enumerate(zip(plan.out_np, outputs)):
+            if y.dtype != t or not y.flags.c_contiguous or not y.flags.writeable:
+                raise TypeError(f"output {i} must be a writable contiguous {t} array")
             bufs.append(y)
         if compiled.alias_inputs:  # an in-place write? then the variant that vectorizes it
             y = bufs[-1]
-            ya = _addr(y)
             for i in compiled.alias_inputs:
-                if bufs[i] is y or _addr(bufs[i]) == ya:
+                if _same_memory(bufs[i], y):
                     compiled = self.jit.in_place_variant(compiled, i)
                     break
-        args, scalars = pack_launch(kernel, launch)
+        args, scalars = plan.pack(launch)
         tile = choose_tile(kernel, launch, self.loop_order)
         self.launcher.launch(compiled, kernel, shape, args, scalars, bufs, tile)
 
@@ -129,6 +132,14 @@ class CPUBackend:
         in_order = any(o.pos is not None for o in kernel.outputs)
         threads = self.launcher.threads if full >= (1 << 16) and not in_order else 1
         return 5000.0 + (nbytes / 8.0 + per_elem * full) / threads
+
+
+def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:
+    """x may be y's memory (cheap: identity or a shared base, no address calls).
+    Only picks the in-place variant, which checks row pointers at run time,
+    so a false positive costs nothing but a compile; the scheduler passes the
+    same array object for an in-place write."""
+    return x is y or x.base is y or y.base is x or (x.base is not None and x.base is y.base)
 
 
 def _check(kernel: Kernel) -> tuple[bool, str]:

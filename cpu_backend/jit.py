@@ -47,6 +47,7 @@ class Compiled:
     in_order: bool = False  # some output stores at Output.pos: run single-threaded
     alias_inputs: tuple = ()  # inputs an in-place variant could serve (loops.alias_candidate)
     variants: dict = field(default_factory=dict)  # alias input -> in-place variant
+    plan: object = None  # pack.LaunchPlan, made on first run (backend.py)
 
 
 def _features() -> str:

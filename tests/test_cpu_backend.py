@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from cpu_backend import CPUBackend
 from cpu_backend.jit import JIT
+from cpu_backend.pack import LaunchPlan
 from scheduler import interpret
 from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64, result_type
 from scheduler.kernel_ir import (Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
-                                 Reduced, Scalar, postorder)
+                                 Reduced, Scalar, pack_launch, postorder)
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 from scheduler.view import View
 
@@ -248,6 +249,9 @@ def test_random_elementwise(case):
     k, launch, bufs, sizes, _ = case
     ours, ref = run_both(k, launch, bufs, sizes)
     assert_same(ours, ref)
+    # the backend's cached per-structure packing equals the reference packing
+    for got, want in zip(LaunchPlan.of(k).pack(launch), pack_launch(k, launch)):
+        np.testing.assert_array_equal(got, want)
 
 
 BE_TILED = CPUBackend(loop_order="tiled")
