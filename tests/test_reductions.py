@@ -195,3 +195,14 @@ def test_scalar_results_and_item():
     assert t.max().item() == 4 and t.argmax().item() == 3
     assert bool(t.any()) and bool((t > 0).all()) and not bool((t > 3).all())
     assert float(t.mean()) == 2.5
+
+
+def test_float32_sum_of_16m_values_meets_the_float64_bar():
+    """NumPy's pairwise float32 summation is the bar; a naive accumulator fails it."""
+    rng = np.random.default_rng(7)
+    a = rng.random(1 << 24, dtype=np.float32)
+    got = lazy.asarray(a).sum().item()
+    want = a.sum(dtype=np.float64)
+    assert abs(got - want) / want < 1e-6
+    naive = np.cumsum(a, dtype=np.float32)[-1]  # one float32 accumulator
+    assert abs(naive - want) / want > 1e-6  # the bar is meaningful
