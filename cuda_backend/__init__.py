@@ -1,4 +1,4 @@
-"""CUDA backend: kernel IR -> CUDA C -> CuPy RawModule (NVRTC); cuBLAS for matmul.
+"""CUDA backend: kernel IR -> CUDA C -> NVRTC cubin -> CuPy module launch; cuBLAS for matmul.
 
 `CUDABackend().source(kernel)` needs neither CuPy nor a GPU; running needs
 both (`CUDABackend().available()` says why not). See docs/cuda.md.

@@ -1,8 +1,12 @@
-"""CUDABackend: the scheduler's Backend protocol over CuPy RawModule.
+"""CUDABackend: the scheduler's Backend protocol over NVRTC and CuPy.
 
-Glue only: code generation (codegen.py), launch geometry (launch.py), and
-CuPy for compiling (NVRTC), caching (CuPy's on-disk kernel cache, plus an
-in-memory map from kernel structure to the loaded function) and launching.
+Glue only: code generation (codegen.py), launch geometry (launch.py),
+NVRTC through CuPy's bindings (nvrtc.py: a cubin for the device's own
+arch, with exactly the options CI compiles with), an on-disk image cache
+(diskcache.py) plus an in-memory map from kernel structure to the loaded
+function, and CuPy for loading (cuModuleLoadData), memory and launching.
+Not `cupy.RawModule`: it appends `-ftz=true`, which would flush float32
+subnormals to zero where NumPy keeps them.
 CuPy is imported lazily, so `source()` and `supports()` work on machines
 without CuPy or a GPU (that is what `lazy.explain(device="cuda")` needs),
 and `available()` says why CUDA cannot run instead of raising.
@@ -24,6 +28,7 @@ from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
 from .launch import bind, plan_launch
+from . import diskcache, nvrtc
 from .nvrtc import OPTIONS
 
 
@@ -63,6 +68,14 @@ def probe() -> tuple[bool, str]:
 def _sm_count(device_id: int) -> int:
     import cupy
     return int(cupy.cuda.Device(device_id).attributes["MultiProcessorCount"])
+
+
+def load_function(image: bytes, name: str) -> tuple[Any, Any]:
+    """Load a cubin/PTX image into the current context (cuModuleLoadData)."""
+    from cupy.cuda.function import Module
+    module = Module()
+    module.load(image)
+    return module, module.get_function(name)
 
 
 class Compiled:
@@ -129,9 +142,9 @@ class CUDABackend:
 
     def compile(self, kernel: Kernel) -> tuple[Compiled, CompileInfo]:
         import cupy
-        dev = cupy.cuda.Device().id
+        dev = cupy.cuda.Device()
         src = self.generated(kernel)
-        key = (dev, src.name)
+        key = (dev.id, src.name)
         hit = self._compiled.get(key)
         if hit is not None:
             return hit, CompileInfo("hit", 0.0)
@@ -140,13 +153,17 @@ class CUDABackend:
             hit = self._compiled.get(key)
             if hit is not None:
                 return hit, CompileInfo("hit", 0.0)
-            # RawModule compiles with NVRTC on first use and keeps the cubin in
-            # CuPy's on-disk cache (CUPY_CACHE_DIR), so a new process skips NVRTC.
-            module = cupy.RawModule(code=src.source, options=OPTIONS)
-            function = module.get_function(src.name)
+            cap = int(dev.compute_capability)
+            dkey = diskcache.key(src.source, OPTIONS, cap, nvrtc.version())
+            image = diskcache.load(dkey)
+            cache = "disk" if image is not None else "miss"
+            if image is None:
+                image, _ = nvrtc.compile_image(src.source, cap, f"{src.name}.cu")
+                diskcache.store(dkey, image)
+            module, function = load_function(image, src.name)
             compiled = self._compiled[key] = Compiled(src, module, function)
         ms = (time.perf_counter() - t) * 1e3
-        return compiled, CompileInfo("miss", ms, "new structure")
+        return compiled, CompileInfo(cache, ms, "" if cache == "disk" else "new structure")
 
     def run(self, compiled: Any, kernel: Kernel, launch: Launch,
             inputs: list, outputs: list) -> None:

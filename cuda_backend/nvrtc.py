@@ -1,9 +1,10 @@
 """Compile CUDA C with NVRTC through CuPy's bindings: no GPU or driver needed.
 
 This is what lets CI (which has no GPU) prove every generated source
-compiles: `compile_ptx(source, "compute_90")` runs the same compiler
-RawModule uses. A failure raises `NVRTCError` carrying the numbered
-source and NVRTC's log, so a broken kernel is readable in a test report.
+compiles: `compile_ptx(source, "compute_90")` runs the same compiler, with
+the same options, that `compile_image` runs for a real device (backend.py).
+A failure raises `NVRTCError` carrying the numbered source and NVRTC's
+log, so a broken kernel is readable in a test report.
 
 CuPy finds libnvrtc from the `nvidia-cuda-nvrtc` wheel by itself (via
 cuda-pathfinder); where it does not, `_preload()` loads the library from
@@ -17,8 +18,10 @@ import os
 import sys
 from functools import lru_cache
 
-# Options shared with the CuPy RawModule path (backend.py).
-OPTIONS = ("--std=c++17", "--fmad=false")
+# The options every kernel compiles with, in CI and on a GPU alike. The backend
+# calls NVRTC itself (not cupy.RawModule, which appends -ftz=true: flushing
+# float32 subnormals to zero would differ from NumPy).
+OPTIONS = ("--std=c++17", "--fmad=false", "--ftz=false")
 ARCHS = ("compute_80", "compute_90")
 
 
@@ -63,21 +66,45 @@ def version() -> tuple[int, int]:
     return tuple(bindings().getVersion())
 
 
-def compile_ptx(source: str, arch: str = "compute_80", name: str = "kernel.cu",
-                options: tuple[str, ...] = OPTIONS) -> str:
-    """PTX for `source` on virtual architecture `arch`; NVRTCError on failure."""
+def _compile(source: str, arch_option: str, label: str, name: str,
+             options: tuple[str, ...], cubin: bool) -> bytes:
     nv = bindings()
     prog = nv.createProgram(source, name, [], [])
     try:
         try:
-            nv.compileProgram(prog, [f"--gpu-architecture={arch}", *options])
+            nv.compileProgram(prog, [arch_option, *options])
         except Exception as e:  # CuPy raises NVRTCError without the log
             try:
                 log = nv.getProgramLog(prog)
             except Exception:
                 log = ""
-            raise NVRTCError(name, arch, log or str(e), source) from None
-        ptx = nv.getPTX(prog)
+            raise NVRTCError(name, label, log or str(e), source) from None
+        image = nv.getCUBIN(prog) if cubin else nv.getPTX(prog)
     finally:
         nv.destroyProgram(prog)
-    return ptx.decode() if isinstance(ptx, bytes) else ptx
+    return image if isinstance(image, bytes) else image.encode()
+
+
+def compile_ptx(source: str, arch: str = "compute_80", name: str = "kernel.cu",
+                options: tuple[str, ...] = OPTIONS) -> str:
+    """PTX for `source` on virtual architecture `arch`; NVRTCError on failure."""
+    ptx = _compile(source, f"--gpu-architecture={arch}", arch, name, options, cubin=False)
+    return ptx.rstrip(b"\0").decode()
+
+
+def target(capability: int) -> tuple[str, bool]:
+    """(--gpu-architecture value, cubin?) for a device of compute capability
+    `capability` (e.g. 90): a cubin for it when this NVRTC knows the arch,
+    else PTX for the newest arch it knows below it (the driver JIT-compiles)."""
+    archs = sorted(int(a) for a in bindings().getSupportedArchs())
+    if capability in archs:
+        return f"sm_{capability}", True
+    lower = [a for a in archs if a <= capability] or archs[:1]
+    return f"compute_{lower[-1]}", False
+
+
+def compile_image(source: str, capability: int, name: str = "kernel.cu",
+                  options: tuple[str, ...] = OPTIONS) -> tuple[bytes, str]:
+    """(image, arch) for the device: what CUDABackend loads with cuModuleLoadData."""
+    arch, cubin = target(capability)
+    return _compile(source, f"--gpu-architecture={arch}", arch, name, options, cubin), arch

@@ -238,10 +238,13 @@ def _kl(t):
 
 
 @needs_cxx
-def test_backend_compile_and_run_under_emulation(monkeypatch, libs):
-    """CUDABackend itself (RawModule, binding, partial buffers, strategies) with a
-    CuPy stand-in that launches under the emulation: the GPU code path, minus the GPU."""
+@needs_nvrtc
+def test_backend_compile_and_run_under_emulation(monkeypatch, libs, tmp_path):
+    """CUDABackend itself (NVRTC to a cubin, disk cache, binding, partial buffers,
+    strategies) with a CuPy stand-in that launches under the emulation: the GPU
+    code path, minus the GPU."""
     from cuda_emu import fake_cupy
+    monkeypatch.setenv("LAZY_CACHE_DIR", str(tmp_path))
     cp = fake_cupy.install(monkeypatch, libs)
     picks = [c for c in CORPUS if c.kernel.reduce is not None][::6]
     picks += [c for c in CORPUS if c.kernel.reduce is None][::12]
@@ -249,11 +252,14 @@ def test_backend_compile_and_run_under_emulation(monkeypatch, libs):
         for mode, nparts in case.modes:
             be = CUDABackend(mode=mode, nparts=nparts)
             compiled, info = be.compile(case.kernel)
-            assert (info.cache, be.compile(case.kernel)[1].cache) == ("miss", "hit")
+            assert info.cache in ("miss", "disk") and be.compile(case.kernel)[1].cache == "hit"
             outs = [cp.full(len(e), 7, e.dtype) for e in case.expected]
             be.run(compiled, case.kernel, case.launch, case.inputs, outs)
             assert_outputs(case, outs, f"(CUDABackend, mode {mode}, nparts {nparts})")
-    assert "--fmad=false" in cp.RawModule(SOURCES[0].source, options=OPTIONS).options
+    assert list(tmp_path.glob("cuda-*.img")), "compiled images were not cached on disk"
+    info = CUDABackend().compile(picks[0].kernel)[1]  # a new backend: from the disk cache
+    assert info.cache == "disk"
+    assert {"--fmad=false", "--ftz=false"} <= set(OPTIONS)
 
 
 # -- the emulation itself ------------------------------------------------------------------

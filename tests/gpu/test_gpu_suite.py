@@ -1,7 +1,7 @@
 """The CUDA differential suite on a real GPU (skipped where there is none).
 
 Runs the same corpus and random Kernel IR as tests/test_cuda_codegen.py, but
-through `CUDABackend` (CuPy RawModule, NVRTC for the device's own arch,
+through `CUDABackend` (NVRTC cubin for the device's own arch, CuPy module,
 real launches) instead of the host emulation, under every reduction
 strategy, and compares with `scheduler.interpret`. On a GPU machine:
 
