@@ -586,7 +586,23 @@ def test_inplace_on_views_vs_numpy():
     a[2] /= 4
     t[..., 3:] **= 2
     a[..., 3:] **= 2
+    t[1:] += t[:-1]  # overlapping operands: the old values are read (NumPy's guarantee)
+    a[1:] += a[:-1]
+    t[:, :-1] *= t[:, 1:]
+    a[:, :-1] *= a[:, 1:]
     assert_close(t, a)
+
+
+def test_numpy_result_is_read_only_and_shows_in_place_writes():
+    t, a = pair((2, 3), "int64")
+    got = t.numpy()
+    assert not got.flags.writeable
+    with pytest.raises(ValueError):
+        got[0, 0] = 1
+    t.fill_(4)  # nothing else reads the old version: written in place, visible in `got`
+    lazy.sync()
+    np.testing.assert_array_equal(t.numpy(), np.full((2, 3), 4))
+    np.testing.assert_array_equal(got, np.full((2, 3), 4))
 
 
 def test_integer_ops_in_place():
