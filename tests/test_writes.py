@@ -351,6 +351,27 @@ def test_asarray_write_reaches_the_numpy_array():
     assert_close(t, a)
 
 
+@pytest.mark.parametrize("name, view", [("strided", lambda a: a[::2]), ("transposed", lambda a: a.T),
+                                        ("reversed", lambda a: a[::-1]),
+                                        ("column", lambda a: a[:, 1])])
+def test_asarray_of_non_contiguous_array_write_reaches_the_array(name, view):
+    """Shared memory (torch.from_numpy also shares non-contiguous arrays) means an
+    in-place write lands in the caller's array, whatever its strides."""
+    a = np.arange(12.0).reshape(4, 3)
+    av = view(a)
+    t = lazy.asarray(av)
+    assert lazy.shares_memory(t, lazy.asarray(a))
+    t[1] = -1
+    t += 1
+    expected = np.arange(12.0).reshape(4, 3)
+    ev = view(expected)
+    ev[1] = -1
+    ev += 1
+    lazy.sync()
+    np.testing.assert_array_equal(a, expected)
+    assert_close(t, ev)
+
+
 def test_asarray_of_readonly_array_is_not_written():
     a = np.arange(6.0)
     a.flags.writeable = False
@@ -495,6 +516,32 @@ def test_inplace_dtype_errors_where_torch_raises(dtype, op, value):
     with pytest.raises(TypeError, match=dtype):
         getattr(t, op)(lval)
     assert_close(t, a)
+
+
+def test_clamp_and_fill_dtype_and_shape_rules_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([1, 2, 3])
+    # clamp_ of an int tensor with float bounds would need a float result: PyTorch (and
+    # NumPy's clip with out=) refuse
+    with pytest.raises(RuntimeError):
+        torch.from_numpy(a.copy()).clamp_(0.5, 2.5)
+    with pytest.raises(TypeError):
+        np.clip(a.copy(), 0.5, 2.5, out=a.copy())
+    t = lazy.tensor(a)
+    with pytest.raises(TypeError, match="int64"):
+        t.clamp_(0.5, 2.5)
+    with pytest.raises(TypeError, match="int64"):
+        t.clamp_(max=1.5)
+    t.clamp_(1, 2)  # int bounds are fine
+    assert_close(t, np.clip(a, 1, 2))
+    # fill_ takes a number or a 0-d tensor, not a tensor to broadcast
+    with pytest.raises(RuntimeError):
+        torch.zeros(3, 4).fill_(torch.ones(4))
+    f = lazy.zeros(3, 4)
+    with pytest.raises((ValueError, RuntimeError)):
+        f.fill_(lazy.ones(4))
+    f.fill_(lazy.tensor(2.5))
+    assert_close(f, np.full((3, 4), 2.5, np.float32))
 
 
 @pytest.mark.parametrize("dtype, op, value", [
