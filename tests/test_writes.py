@@ -175,6 +175,20 @@ def test_setitem_python_scalars_cast():
     assert_close(f, af)
 
 
+def test_python_int_out_of_range_raises_overflow_as_numpy():
+    t, a = pair((3,), "int32")
+    for write in (lambda x: x.__setitem__(0, 2**40), lambda x: x.__iadd__(2**40),
+                  lambda x: x.__setitem__(slice(None), -2**31 - 1),
+                  lambda x: x.__setitem__([1], 2**31)):
+        with pytest.raises(OverflowError):
+            write(a.copy())
+        with pytest.raises(OverflowError):
+            write(t)
+    with pytest.raises(OverflowError):
+        t.fill_(-2**31 - 1)
+    assert_close(t, a)
+
+
 def test_setitem_broadcast_errors_leave_everything_valid():
     t, a = pair((3, 4), "float64")
     pending = t * 2
