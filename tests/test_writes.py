@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import lazy
-from conftest import DTYPE_NAMES, assert_close, np_offset, np_strides, sample
+from conftest import DTYPE_NAMES, assert_close, np_offset, sample
 
 pytestmark = pytest.mark.usefixtures("strict_fallback")
 
@@ -55,7 +55,8 @@ def write_reasons() -> list[str]:
 BASIC_KEYS = [
     ("int", 1), ("neg_int", -1), ("two_ints", (2, -3)), ("slice", slice(1, 3)),
     ("slice_step", (slice(None, None, 2), slice(1, None, 3))),
-    ("slice_neg_step", slice(None, None, -1)), ("slice_neg_step2", (slice(3, 0, -2), slice(-1, 0, -3))),
+    ("slice_neg_step", slice(None, None, -1)),
+    ("slice_neg_step2", (slice(3, 0, -2), slice(-1, 0, -3))),
     ("slice_out_of_range", (slice(-100, 100), slice(2, 100))), ("slice_empty", slice(3, 1)),
     ("ellipsis", E), ("ellipsis_int", (E, 2)), ("int_ellipsis", (0, E)),
     ("none", (None, slice(1, 3))), ("none_mid", (slice(None), None, 3)),
@@ -264,8 +265,10 @@ WRITE_VIEWS = [
     ("unsqueeze", (4, 6), lambda t: t.unsqueeze(1), lambda a: a[:, None]),
     ("squeeze", (4, 1, 6), lambda t: t.squeeze(1), lambda a: a.squeeze(1)),
     ("expand_size1", (4, 6), lambda t: t[:1].expand(1, 6), lambda a: a[:1]),
-    ("unfold_disjoint", (12,), lambda t: t.unfold(0, 3, 4), lambda a: np_as_strided(a, (3, 3), (4, 1), 0)),
-    ("unfold_2d", (4, 6), lambda t: t.unfold(1, 2, 2), lambda a: np_as_strided(a, (4, 3, 2), (6, 2, 1), 0)),
+    ("unfold_disjoint", (12,), lambda t: t.unfold(0, 3, 4),
+     lambda a: np_as_strided(a, (3, 3), (4, 1), 0)),
+    ("unfold_2d", (4, 6), lambda t: t.unfold(1, 2, 2),
+     lambda a: np_as_strided(a, (4, 3, 2), (6, 2, 1), 0)),
     ("chain_T_slice_diag", (5, 6), lambda t: t.T[1:].diagonal(), lambda a: a.T[1:].diagonal()),
     ("chain_reshape_slice_narrow", (4, 6), lambda t: t.reshape(2, 12)[:, ::3].narrow(1, 1, 2),
      lambda a: a.reshape(2, 12)[:, ::3][:, 1:3]),
@@ -365,7 +368,8 @@ def test_asarray_write_reaches_the_numpy_array():
     assert_close(t, a)
 
 
-@pytest.mark.parametrize("name, view", [("strided", lambda a: a[::2]), ("transposed", lambda a: a.T),
+@pytest.mark.parametrize("name, view", [("strided", lambda a: a[::2]),
+                                        ("transposed", lambda a: a.T),
                                         ("reversed", lambda a: a[::-1]),
                                         ("column", lambda a: a[:, 1])])
 def test_asarray_of_non_contiguous_array_write_reaches_the_array(name, view):
