@@ -138,6 +138,16 @@ def _log(b, d, x):
     return log(b, x)
 
 
+def _sin(b, d, x):
+    from .vmath import sin
+    return sin(b, x)
+
+
+def _cos(b, d, x):
+    from .vmath import cos
+    return cos(b, x)
+
+
 def _tanh(b, d, x):
     from .vmath import tanh32, tanh64
     return tanh32(b, x) if d.itemsize == 4 else tanh64(b, x)
@@ -263,8 +273,8 @@ EMITTERS: dict[str, Emitter] = {
     "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
     "log": _log,  # vmath.py too
     "sqrt": _call("llvm.sqrt"),
-    "sin": _call("llvm.sin"),
-    "cos": _call("llvm.cos"),
+    "sin": _sin,  # vmath.py too: full-range Payne-Hanek reduction, no libm call
+    "cos": _cos,
     "tanh": _tanh,  # vmath.py too
     "sigmoid": _sigmoid,
     "invert": lambda b, d, x: b.xor(x, ir.Constant(x.type, -1 if d.is_int else 1)),
