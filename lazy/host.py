@@ -26,7 +26,7 @@ def storage_of(a: np.ndarray) -> tuple[np.ndarray, View]:
     low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)]
     span = 1 + sum(abs(s) * (n - 1) for n, s in zip(a.shape, strides))
     flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(item,),
-                                           writeable=False)
+                                           writeable=a.flags.writeable)
     offset = (a.__array_interface__["data"][0] - low.__array_interface__["data"][0]) // item
     return flat, View(a.shape, strides, offset)
 

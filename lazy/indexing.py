@@ -34,7 +34,7 @@ def _host_index(k: object) -> object:
         runtime.implicit_sync(k, what)
         return np.asarray(k.numpy())
     if isinstance(k, list):
-        arr = np.asarray(k)
+        arr = np.asarray(k) if k else np.empty(0, np.int64)  # [] is an empty int index
         if arr.dtype.kind not in "biu":
             raise IndexError(f"arrays used as indices must be of integer or boolean type, "
                              f"got {arr.dtype}")

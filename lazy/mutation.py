@@ -31,6 +31,7 @@ def _has_internal_overlap(v: View) -> bool:
 
 def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> Tensor:
     """`value` as a tensor of `dtype` broadcast to `shape` (NumPy's setitem rule)."""
+    nested = isinstance(value, (list, tuple))  # NumPy strips leading 1s of arrays, not lists
     if not isinstance(value, Tensor):
         if isinstance(value, (bool, int, float)):
             return elementwise.const(value, dtype, shape, device)
@@ -38,6 +39,9 @@ def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> 
     if value.device != device:
         raise ValueError(f"expected all tensors on the same device, but found {device} "
                          f"and {value.device}")
+    extra = value.ndim - len(shape)
+    if extra > 0 and not nested and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])  # NumPy drops leading size-1 axes
     try:
         ok = elementwise.broadcast_shapes(value.shape, shape) == shape
     except ValueError:
@@ -82,9 +86,8 @@ def setitem(t: Tensor, key: object, value: object) -> None:
         write(t, views.getitem(t, key)._view, value)
 
 
-def inplace(t: Tensor, op: str, other: object) -> Tensor:
-    """`t op= other`: compute, check the dtype still fits (as NumPy and PyTorch), write back."""
-    result = elementwise.power(t, other) if op == "pow" else elementwise.apply(op, t, other)
+def _write_back(t: Tensor, result: Tensor, op: str) -> Tensor:
+    """Store an in-place op's result, if its dtype still fits (NumPy and PyTorch refuse otherwise)."""
     if not np.can_cast(result.dtype.np, t.dtype.np, casting="same_kind"):
         raise TypeError(f"in-place {op}: result type {result.dtype.name} can't be cast to the "
                         f"tensor's dtype {t.dtype.name}")
@@ -92,12 +95,21 @@ def inplace(t: Tensor, op: str, other: object) -> Tensor:
     return t
 
 
+def inplace(t: Tensor, op: str, other: object) -> Tensor:
+    """`t op= other`."""
+    result = elementwise.power(t, other) if op == "pow" else elementwise.apply(op, t, other)
+    return _write_back(t, result, op)
+
+
 def clamp_(t: Tensor, min: object = None, max: object = None) -> Tensor:
-    write(t, t._view, elementwise.clip(t, min, max))
-    return t
+    return _write_back(t, elementwise.clip(t, min, max), "clamp")
 
 
 def fill_(t: Tensor, value: object) -> Tensor:
+    """Fill with one value (a scalar or a 0-d tensor, as PyTorch's fill_)."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise ValueError(f"fill_ takes a scalar or a 0-d tensor, got a tensor of shape "
+                         f"{value.shape}; use copy_ to broadcast a tensor")
     write(t, t._view, value)
     return t
 
