@@ -293,3 +293,19 @@ def test_emulator_reports_divergent_barrier():
 }'''
     with pytest.raises(emulator.EmulationError, match="divergent barrier"):
         emulator.launch_raw(emulator.build([src]), "bad", 1, 64, [np.zeros(64, np.float32)])
+
+
+def test_without_cupy(monkeypatch):
+    """No CuPy at all: sources still generate, available() says why, nothing raises."""
+    import sys
+
+    from cuda_backend import backend
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
+    backend.probe.cache_clear()
+    try:
+        ok, why = CUDABackend().available()
+        assert not ok and why.startswith("cuda unavailable: CuPy is not installed"), why
+        x = lazy.asarray(np.ones(8, np.float32))
+        assert "__global__" in CUDABackend().source(plan([(x + 1)._buf]).steps[0].kernel)
+    finally:
+        backend.probe.cache_clear()
