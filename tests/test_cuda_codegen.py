@@ -28,8 +28,8 @@ from cuda_backend.launch import plan_launch
 from cuda_backend.nvrtc import ARCHS, OPTIONS
 from cuda_emu import emulator
 from cuda_emu.check import assert_outputs, nvrtc_check
-from cuda_emu.corpus import Case, corpus
-from cuda_emu.random_ir import random_case, with_reference
+from cuda_emu.corpus import Case, cases_from, corpus
+from cuda_emu.random_ir import lazy_case, random_case, with_reference
 from scheduler.kernel_ir import Launch
 from scheduler.realize import plan
 from scheduler.view import View
@@ -181,6 +181,18 @@ def test_random_elementwise(cases):
 @SETTINGS
 @given(st.lists(random_case(reduce=True), min_size=16, max_size=16))
 def test_random_reductions(cases):
+    _check_batch(cases)
+
+
+@needs_cxx
+@settings(SETTINGS, max_examples=4)
+@given(st.lists(lazy_case(), min_size=12, max_size=12))
+def test_random_lazy_expressions(tensors):
+    """Random view chains and op chains built with the lazy API, planned by the scheduler."""
+    cases = []
+    with np.errstate(all="ignore"):
+        for n, t in enumerate(tensors):
+            cases += cases_from(f"lazy{n}", [t])
     _check_batch(cases)
 
 

@@ -148,3 +148,67 @@ def with_reference(case: Case) -> Case | None:
         return None
     return case
 
+
+
+# -- random lazy expressions: kernels as the scheduler builds them --------------------------
+_UNARY = ["neg", "abs", "exp", "sin", "sqrt", "tanh", "sigmoid", "invert"]
+_BINARY = ["add", "sub", "mul", "truediv", "floordiv", "mod", "maximum", "minimum", "lt", "eq",
+           "and", "xor"]
+
+
+@st.composite
+def lazy_view(draw, t):
+    """A random chain of view ops on lazy tensor `t` (slices with any step, transposes,
+    reshapes that may need a copy, broadcasts)."""
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["slice", "T", "reshape", "expand", "flip"]))
+        if kind == "slice" and t.ndim:
+            d = draw(st.integers(0, t.ndim - 1))
+            step = draw(st.sampled_from([1, 2, -1, -2, 3]))
+            key = (slice(None),) * d + (slice(None, None, step),)
+            t = t[key]
+        elif kind == "T":
+            t = t.T
+        elif kind == "reshape" and t.size:
+            t = t.reshape(-1) if t.ndim > 1 else t.reshape(1, -1)
+        elif kind == "expand":
+            t = t.expand(draw(st.integers(1, 3)), *t.shape)
+        elif kind == "flip" and t.ndim:
+            t = t[::-1]
+    return t
+
+
+@st.composite
+def lazy_case(draw):
+    """(name, tensors): a random elementwise chain over viewed operands, maybe reduced."""
+    import lazy
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    dts = ["bool", "int32", "int64", "float32", "float64"]
+    t = draw(lazy_view(lazy.asarray(values(rng, draw(st.sampled_from(dts)), shape))))
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()):
+            name = draw(st.sampled_from(_UNARY))
+            try:
+                t = getattr(lazy, {"neg": "negative", "invert": "invert"}.get(name, name))(t)
+            except TypeError:  # op not defined for this dtype
+                continue
+        else:
+            other = lazy.asarray(values(rng, draw(st.sampled_from(dts)), t.shape[-1:] or (1,)))
+            fn = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+                  "floordiv": "floor_divide", "mod": "remainder", "maximum": "maximum",
+                  "minimum": "minimum", "lt": "less", "eq": "equal", "and": "bitwise_and",
+                  "xor": "bitwise_xor"}[draw(st.sampled_from(_BINARY))]
+            try:
+                t = getattr(lazy, fn)(t, other) if draw(st.booleans()) \
+                    else getattr(lazy, fn)(other, t)
+            except TypeError:
+                continue
+    if t.ndim and draw(st.booleans()):
+        op = draw(st.sampled_from(["sum", "max", "min", "argmax", "any", "prod"]))
+        axis = draw(st.integers(0, t.ndim - 1))
+        if t.shape[axis] or op in ("sum", "any", "prod"):
+            t = getattr(t, op)(axis=axis)
+            if draw(st.booleans()):
+                t = t * 2
+    return t
