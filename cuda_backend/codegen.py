@@ -231,12 +231,16 @@ class _Gen:
             vals[id(e)] = v
         return vals
 
-    def scalar_leaf(self, e: Scalar) -> tuple[str, DType]:
-        bits = f"S[{e.slot}]" if self.packed else f"s{e.slot}"
-        d = self.k.scalars[e.slot]
+    def scalar_value(self, slot: int) -> str:
+        """Scalar `slot` decoded from its int64 bits (float slots hold float64 bits)."""
+        bits = f"S[{slot}]" if self.packed else f"s{slot}"
+        d = self.k.scalars[slot]
         if d.is_float:
-            return f"(({ctype(d)})lz_f64_bits({bits}))", d
-        return (f"({bits} != 0)" if d.is_bool else f"(({ctype(d)}){bits})"), d
+            return f"(({ctype(d)})lz_f64_bits({bits}))"
+        return f"({bits} != 0)" if d.is_bool else f"(({ctype(d)}){bits})"
+
+    def scalar_leaf(self, e: Scalar) -> tuple[str, DType]:
+        return f"c{e.slot}", self.k.scalars[e.slot]
 
     def store(self, vals: dict[int, str], idx: list[str], ind: int) -> None:
         for n, o in enumerate(self.k.outputs):
@@ -274,6 +278,8 @@ class _Gen:
             self.emit(f"const i64 n{d} = {self.a(d)};", 1)
         out = " * ".join(f"n{d}" for d in range(k.n_out)) or "1"
         self.emit(f"const u64 n_out = (u64)({out});", 1)
+        for i, d in enumerate(k.scalars):  # decoded once, not per element
+            self.emit(f"const {ctype(d)} c{i} = {self.scalar_value(i)}; (void)c{i};", 1)
 
     def elementwise(self) -> None:
         self.header()
