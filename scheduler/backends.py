@@ -150,10 +150,9 @@ def transfer(array: Any, view: Any, src: str, dst: str) -> Any:
     """Copy the elements `view` selects from `src` to `dst`, as a flat contiguous array."""
     from .graph import host_view
     if src == "cpu" and dst == "cuda":
-        import cupy
-        return cupy.asarray(np.ascontiguousarray(host_view(array, view))).reshape(-1)
+        from cuda_backend import to_device
+        return to_device(np.ascontiguousarray(host_view(array, view))).reshape(-1)
     if src == "cuda" and dst == "cpu":
-        from cuda_backend import device_view
-        import cupy
-        return np.ascontiguousarray(cupy.asnumpy(device_view(array, view))).reshape(-1)
+        from cuda_backend import device_view, to_host
+        return np.ascontiguousarray(to_host(device_view(array, view))).reshape(-1)
     raise ValueError(f"no transfer from {src} to {dst}")

@@ -102,6 +102,9 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) 
         ins = [None if b is None else b.array for b in step.inputs]
         t = time.perf_counter()
         backend.run(compiled, step.kernel, step.launch, ins, outs)
+        if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
+            from cuda_backend import synchronize
+            synchronize()
         run_ms = (time.perf_counter() - t) * 1e3
     for b, arr in zip(step.outputs, outs):
         b.array, b.node = arr, None
