@@ -2,7 +2,7 @@
 
 Modules, in pipeline order:
   lowering.py      per-op emitters (the registration for scheduler.ops), casts
-  vmath.py         vectorizable exp/log/tanh (libm calls would stop vectorization)
+  vmath.py         vectorizable exp/log/tanh/sin/cos (libm calls would stop vectorization)
   reduction.py     accumulator rules for the eight reductions
   codegen.py       the entry signature, row x innermost-axis flat-range loops
   loops.py         location helpers, the elementwise body, blocked argmax
@@ -10,7 +10,9 @@ Modules, in pipeline order:
   keys.py          structural cache keys and "what was new" on a miss
   jit.py           host target machine, -O3 new pass manager, MCJIT, caches
   diskcache.py     fail-soft on-disk object cache
-  launch.py        thread pool and work splitting (out range or reduce range)
+  pack.py          per-structure argument packing (pack_launch without arg_layout per call)
+  launch.py        thread pool and work splitting (out range or reduce range); kernels
+                   with Output.pos (indexed stores) run on one thread, in C order
   backend.py       CPUBackend, the scheduler.backend.Backend protocol
   bench.py         `python -m cpu_backend.bench`: timings vs NumPy / numexpr
 
