@@ -127,10 +127,11 @@ def choose(kernel: Kernel, device: str) -> tuple[Backend, str]:
         return backend, f"cuda tensors: CUDA C via NVRTC ({why})"
     llvm, why = _llvm()
     if llvm is not None:
-        ok, not_ok = llvm.supports(kernel)
+        ok, note = llvm.supports(kernel)
         if ok:
-            return llvm, f"{device} tensors: LLVM JIT ({why})"
-        why = f"llvm does not support this kernel: {not_ok}"
+            extra = note.split("; ", 1)[1] if "; " in note else ""  # e.g. "run on one thread"
+            return llvm, f"{device} tensors: LLVM JIT ({why})" + (f"; {extra}" if extra else "")
+        why = f"llvm does not support this kernel: {note}"
     if config.fallback == "error":
         raise FallbackError(f"kernel would fall back to NumPy ({why}) and LAZY_FALLBACK=error")
     return NUMPY, f"fallback: {why}"
