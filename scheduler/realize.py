@@ -17,6 +17,7 @@ from .fusion import fuse
 from .graph import Buffer, host_view
 from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
+from .pool import pool
 from .lowering import Step, lower
 from .passes import fold_constants, gather, merge_duplicates
 
@@ -57,6 +58,12 @@ def _nbytes(step: Step) -> int:
     return out + sum(min(b.size, n) * b.dtype.itemsize for b in step.inputs if b is not None)
 
 
+def _allocate(backend, buf: Buffer) -> np.ndarray:
+    """Output memory: a dead buffer's array of the same size when one is free."""
+    arr = pool.take(buf.size, buf.dtype.np)
+    return arr if arr is not None else backend.allocate(buf.size, buf.dtype)
+
+
 def _write_target(step: Step, held: set[int]) -> tuple[np.ndarray, str]:
     """The array a write's kernel stores into: the old version's memory, or a copy."""
     ok, why = can_write_in_place(step, held)
@@ -93,6 +100,8 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) 
     if step.base is not None:
         target, how = _write_target(step, held)
         outs, reason = [target], f"{reason}; write {how}"
+    elif device == "cpu":
+        outs = [_allocate(backend, b) for b in step.outputs]
     else:
         outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
@@ -108,6 +117,8 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) 
         run_ms = (time.perf_counter() - t) * 1e3
     for b, arr in zip(step.outputs, outs):
         b.array, b.node = arr, None
+        if device == "cpu" and step.base is None:
+            pool.recycle_when_dead(b, arr)
     cache = info.cache + (f" ({info.new})" if info.new else "")
     log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
                                 backend.name, reason, cache, info.ms, run_ms, _nbytes(step)))
