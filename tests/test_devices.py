@@ -73,3 +73,29 @@ def test_explain_on_cuda_shows_cuda_c_without_running_anything():
     assert [k.name for k in cpu_plan.kernels] == [k.name for k in plan.kernels]
     xn = x.numpy()
     np.testing.assert_allclose(y.numpy(), (np.exp(xn) * 2).sum(1) + 1, rtol=1e-5)
+
+
+def test_without_cupy_lazyrt_runs_on_cpu_and_says_why(tmp_path):
+    """What a user without the `cuda` extra gets: CPU, and the reason in the log."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    blocker = tmp_path / "no_cupy"
+    blocker.mkdir()
+    (blocker / "cupy.py").write_text("raise ImportError('No module named cupy (test)')\n")
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import lazy
+        x = lazy.arange(6) * 2
+        print(x.device, x.sum().item())
+        print(lazy.log.notes[0])
+    """))
+    env = {**os.environ, "PYTHONPATH": f"{blocker}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env.pop("LAZY_DEVICE", None)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, note = out.stdout.strip().splitlines()
+    assert first == "cpu 30"
+    assert note.startswith("default device: cpu (cuda unavailable: CuPy is not installed")
