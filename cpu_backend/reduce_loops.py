@@ -92,7 +92,7 @@ class ReductionLoops:
 
     # -- per-element order ------------------------------------------------------------------
     def element(self, state, j) -> list:
-        g, b, acc = self.g, self.b, self.acc
+        g, b = self.g, self.b
         oflat, bases = state
         locs = [_at(g, base, j, self.so(n)) for n, base in enumerate(bases)]
         flat_o = g.add(oflat, j)

@@ -97,7 +97,7 @@ class Reduction:
         # full-space inputs: per-output base positions, then the element
         full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
         nb = max(len(full), 1)
-        e(f"auto bases = [&](u64 o, i64* b) {{", 1)
+        e("auto bases = [&](u64 o, i64* b) {", 1)
         idx = g.unravel("o", 0, k.n_out, "o", 2)
         for j, i in enumerate(full):
             slot = g.lay.inputs[i][0]

@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 import operator
 
-import numpy as np
-
 from scheduler.view import View, normalize_dim
 
 from .tensor import Tensor
