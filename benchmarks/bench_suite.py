@@ -1,0 +1,996 @@
+"""Issue 5 workloads: lazyrt against every installed peer, in one run.
+
+    python benchmarks/bench_suite.py [--quick] [--only W3,W4] [--repeat R]
+
+Workloads (float32; inputs created before timing; every peer writes the same
+computation in its own idiom):
+
+  W1  X[:,0]**2 + X[:,1]**3                    X: 10M x 2
+  W2  maximum(where(a > 0, sqrt(abs(a)) * b,
+                    exp(-c) / (1 + b*b)), c)    a, b, c: 10M; 11 ops
+  W3  A.sum(axis=1) and A.sum()                 A: 4096 x 4096 (16.8M)
+  W4  e = exp(x - x.max(axis=1, keepdims=True)); e / e.sum(axis=1, keepdims=True)
+                                                x: 4096 x 4096 (row softmax)
+  W5  A + A.T                                   A: 4096 x 4096
+  W6  a @ b, 1024 and 2048; and the epilogue case maximum((2*a) @ b + bias, 0)
+  W7  not defined by the issue: reserved, not run
+  W8  b + s*c                                   b, c: 20M, s = 3.0 (triad)
+
+Peers: lazyrt, NumPy, and whichever of numexpr, numba (@njit(parallel=True),
+prange), torch eager, torch.compile and JAX (jax.jit) import. A peer that
+fails (torch.compile without a compiler, say) is reported "unavailable:
+reason". Peers are interleaved: each timed round calls every peer once, so a
+burst of load from other processes hits all of them alike. "first" is the
+first call (compile for numba, torch.compile, JAX and lazyrt's JIT; lazyrt may
+load from its disk cache); medians and minimums are over the calls after it.
+For lazyrt the timed call is building the expression plus lazy.sync(y).
+
+lazyrt-only measurements: op-build overhead, repeated 10-op small-graph sync,
+compile latency of new kernels (fresh cache dir, subprocess), "a new shape
+compiles nothing", a second process loading from the disk cache, the
+100k-op chain sync, and W2 with LAZY_NUM_THREADS=1 vs 2 (subprocesses).
+
+Every result is checked against NumPy. Targets from the issue are printed as
+MET / MISSED; nothing asserts a time. Exit status 1 only if a check fails.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))  # run from a checkout without installing
+
+import lazy  # noqa: E402
+from common import machine_lines, median, time_calls, to_numpy, torch_from_numpy  # noqa: E402
+
+# ------------------------------------------------------------------ peers
+
+def _try_import(name):
+    try:
+        return __import__(name)
+    except Exception:  # noqa: BLE001  (optional peer; any import failure means absent)
+        return None
+
+
+ne = numba = torch = jax = jnp = None
+
+
+def load_peers():
+    """Import the optional peers (not in the --child subprocesses, which need only lazy)."""
+    global ne, numba, torch, jax, jnp
+    ne = _try_import("numexpr")
+    numba = _try_import("numba")
+    torch = _try_import("torch")
+    jax = _try_import("jax")
+    if jax is not None:
+        import jax.numpy as jnp
+
+
+PEERS = ["lazyrt", "numpy", "numexpr", "numba", "torch", "torch.compile", "jax"]
+
+
+def peer_available(p: str) -> bool:
+    return {"lazyrt": True, "numpy": True, "numexpr": ne is not None, "numba": numba is not None,
+            "torch": torch is not None, "torch.compile": torch is not None,
+            "jax": jax is not None}[p]
+
+
+def versions() -> dict:
+    import llvmlite
+    jaxlib = _try_import("jaxlib")
+    return {"lazyrt": lazy.__version__, "numpy": np.__version__, "llvmlite": llvmlite.__version__,
+            "numexpr": ne and ne.__version__, "numba": numba and numba.__version__,
+            "torch": torch and torch.__version__,
+            "jax": jax and f"{jax.__version__} (jaxlib {jaxlib.__version__ if jaxlib else '?'})"}
+
+
+def threads_line() -> str:
+    parts = ["LAZY_NUM_THREADS=" + os.environ.get("LAZY_NUM_THREADS", "(unset: all cores)")]
+    if ne:
+        parts.append(f"numexpr {ne.nthreads}")
+    if numba:
+        parts.append(f"numba {numba.get_num_threads()}")
+    if torch:
+        parts.append(f"torch {torch.get_num_threads()}")
+    if jax:
+        parts.append("jax (XLA CPU, its own pool)")
+    return ", ".join(parts)
+
+
+def tc(x):
+    return torch_from_numpy(torch, x)
+
+
+def jput(x):
+    return jax.device_put(x)
+
+
+def jready(f):
+    """A jitted JAX function whose call waits for the result."""
+    jf = jax.jit(f)
+    return lambda *a: jf(*a).block_until_ready()
+
+
+def tcompile(f):
+    return torch.compile(f, dynamic=False)
+
+
+_NB = None
+
+
+def nb_kernels():
+    """numba kernels, defined once (compiled at their first call)."""
+    global _NB
+    if _NB is not None:
+        return _NB
+    nj = numba.njit
+    pr = numba.prange
+    f32 = np.float32
+
+    @nj(parallel=True, cache=False)
+    def w1(x):
+        out = np.empty(x.shape[0], dtype=f32)
+        for i in pr(x.shape[0]):
+            out[i] = x[i, 0] ** 2 + x[i, 1] ** 3
+        return out
+
+    @nj(parallel=True, cache=False)
+    def w2(a, b, c):
+        out = np.empty(a.shape[0], dtype=f32)
+        for i in pr(a.shape[0]):
+            if a[i] > 0:
+                v = np.sqrt(np.abs(a[i])) * b[i]
+            else:
+                v = np.exp(-c[i]) / (f32(1) + b[i] * b[i])
+            out[i] = max(v, c[i])
+        return out
+
+    # fastmath for the reductions: without it LLVM may not reorder (vectorize) a sum
+    @nj(parallel=True, fastmath=True, cache=False)
+    def w3_rows(A):
+        out = np.empty(A.shape[0], dtype=f32)
+        for i in pr(A.shape[0]):
+            s = f32(0)
+            for j in range(A.shape[1]):
+                s += A[i, j]
+            out[i] = s
+        return out
+
+    @nj(parallel=True, fastmath=True, cache=False)
+    def w3_all(x):
+        s = 0.0
+        for i in pr(x.shape[0]):
+            s += x[i]
+        return s
+
+    @nj(parallel=True, fastmath=True, cache=False)
+    def w4(x):
+        out = np.empty_like(x)
+        for i in pr(x.shape[0]):
+            m = x[i, 0]
+            for j in range(x.shape[1]):
+                m = max(m, x[i, j])
+            s = f32(0)
+            for j in range(x.shape[1]):
+                e = np.exp(x[i, j] - m)
+                out[i, j] = e
+                s += e
+            for j in range(x.shape[1]):
+                out[i, j] = out[i, j] / s
+        return out
+
+    @nj(parallel=True, cache=False)
+    def w5(A):
+        n = A.shape[0]
+        out = np.empty_like(A)
+        for i in pr(n):
+            for j in range(n):
+                out[i, j] = A[i, j] + A[j, i]
+        return out
+
+    @nj(parallel=True, cache=False)
+    def w8(b, s, c):
+        out = np.empty_like(b)
+        for i in pr(b.shape[0]):
+            out[i] = b[i] + s * c[i]
+        return out
+
+    _NB = dict(w1=w1, w2=w2, w3_rows=w3_rows, w3_all=w3_all, w4=w4, w5=w5, w8=w8)
+    return _NB
+
+
+def lazy_sync(fn):
+    def run():
+        y = fn()
+        lazy.sync(y)
+        return y
+    return run
+
+
+# ------------------------------------------------------------------ checks
+
+def close(rtol, atol):
+    def check(res, ref):
+        if res.shape != ref.shape:
+            return False, f"shape {res.shape} != {ref.shape}"
+        err = float(np.max(np.abs(res.astype(np.float64) - ref.astype(np.float64)))) if res.size else 0.0
+        return bool(np.allclose(res, ref, rtol=rtol, atol=atol)), f"max |diff| {err:.1e}"
+    return check
+
+
+# ------------------------------------------------------------------ workloads
+# Each builder returns (key, title, {peer: fn}, check, nbytes, notes); fn() returns a result.
+
+def rng_f32(seed, *shape):
+    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+
+
+def w1(q):
+    Xn = rng_f32(1, 10_000_000, 2)
+    X = lazy.asarray(Xn)
+    x0, x1 = Xn[:, 0], Xn[:, 1]
+    f = {"lazyrt": lazy_sync(lambda: X[:, 0] ** 2 + X[:, 1] ** 3),
+         "numpy": lambda: Xn[:, 0] ** 2 + Xn[:, 1] ** 3}
+    if ne:
+        f["numexpr"] = lambda: ne.evaluate("x0**2 + x1**3", local_dict={"x0": x0, "x1": x1})
+    if numba:
+        f["numba"] = lambda: nb_kernels()["w1"](Xn)
+    if torch:
+        Xt = tc(Xn)
+        g = lambda X: X[:, 0] ** 2 + X[:, 1] ** 3  # noqa: E731
+        f["torch"] = lambda: g(Xt)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(Xt)
+    if jax:
+        Xj = jput(Xn)
+        jg = jready(lambda X: X[:, 0] ** 2 + X[:, 1] ** 3)
+        f["jax"] = lambda: jg(Xj)
+    return ("W1", "X[:,0]**2 + X[:,1]**3, X 10M x 2", f, close(1e-4, 1e-4), 120_000_000)
+
+
+def w2(q):
+    an, bn, cn = rng_f32(2, 10_000_000), rng_f32(3, 10_000_000), rng_f32(4, 10_000_000)
+    a, b, c = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(cn)
+    f = {"lazyrt": lazy_sync(lambda: w2_lazy(a, b, c)),
+         "numpy": lambda: np.maximum(np.where(an > 0, np.sqrt(np.abs(an)) * bn,
+                                              np.exp(-cn) / (1 + bn * bn)), cn)}
+    if ne:
+        # numexpr has no maximum(): the where() chain, then a where() on its result
+        def nef():
+            v = ne.evaluate("where(a > 0, sqrt(abs(a)) * b, exp(-c) / (1 + b*b))",
+                            local_dict={"a": an, "b": bn, "c": cn})
+            return ne.evaluate("where(v > c, v, c)", local_dict={"v": v, "c": cn})
+        f["numexpr"] = nef
+    if numba:
+        f["numba"] = lambda: nb_kernels()["w2"](an, bn, cn)
+    if torch:
+        at, bt, ct = tc(an), tc(bn), tc(cn)
+
+        def g(a, b, c):
+            return torch.maximum(torch.where(a > 0, torch.sqrt(torch.abs(a)) * b,
+                                             torch.exp(-c) / (1 + b * b)), c)
+        f["torch"] = lambda: g(at, bt, ct)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(at, bt, ct)
+    if jax:
+        aj, bj, cj = jput(an), jput(bn), jput(cn)
+        jg = jready(lambda a, b, c: jnp.maximum(jnp.where(a > 0, jnp.sqrt(jnp.abs(a)) * b,
+                                                          jnp.exp(-c) / (1 + b * b)), c))
+        f["jax"] = lambda: jg(aj, bj, cj)
+    return ("W2", "11-op chain (where, sqrt, abs, exp, divide, maximum), 3 x 10M", f,
+            close(1e-4, 1e-5), 160_000_000)
+
+
+def w2_lazy(a, b, c):
+    return lazy.maximum(lazy.where(a > 0, lazy.sqrt(lazy.abs(a)) * b,
+                                   lazy.exp(-c) / (1 + b * b)), c)
+
+
+def _sum_check(scale):
+    """float32 sums in different orders: tolerance relative to sum(|x|) over the reduced axis."""
+    def check(res, ref):
+        if res.shape != ref.shape:
+            return False, f"shape {res.shape} != {ref.shape}"
+        err = np.abs(res.astype(np.float64) - ref.astype(np.float64))
+        return bool(np.all(err <= 1e-5 * scale + 1e-6 * np.abs(ref))), \
+            f"max |diff| {float(err.max()):.1e}"
+    return check
+
+
+def w3(q, axis):
+    An = rng_f32(5, 4096, 4096)
+    A = lazy.asarray(An)
+    ax = 1 if axis == "rows" else None
+    check = _sum_check(np.abs(An.astype(np.float64)).sum(axis=ax))
+    if axis == "rows":
+        f = {"lazyrt": lazy_sync(lambda: A.sum(axis=1)), "numpy": lambda: An.sum(axis=1)}
+    else:
+        flat = An.reshape(-1)
+        f = {"lazyrt": lazy_sync(lambda: A.sum()), "numpy": lambda: An.sum()}
+    if ne:
+        f["numexpr"] = (lambda: ne.evaluate("sum(A, axis=1)", local_dict={"A": An})) if ax \
+            else (lambda: ne.evaluate("sum(A)", local_dict={"A": flat}))
+    if numba:
+        f["numba"] = (lambda: nb_kernels()["w3_rows"](An)) if ax else \
+            (lambda: nb_kernels()["w3_all"](flat))
+    if torch:
+        At = tc(An)
+        g = (lambda A: A.sum(dim=1)) if ax else (lambda A: A.sum())
+        f["torch"] = lambda: g(At)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(At)
+    if jax:
+        Aj = jput(An)
+        jg = jready((lambda A: A.sum(axis=1)) if ax else (lambda A: A.sum()))
+        f["jax"] = lambda: jg(Aj)
+    key, title = ("W3r", "sum(axis=1) of 4096x4096") if ax else ("W3f", "full sum of 16.8M")
+    return (key, title, f, check, 4096 * 4096 * 4)
+
+
+def w4(q):
+    xn = rng_f32(6, 4096, 4096)
+    x = lazy.asarray(xn)
+
+    def lz():
+        e = lazy.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def npf():
+        e = np.exp(xn - xn.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    f = {"lazyrt": lazy_sync(lz), "numpy": npf}
+    if ne:
+        def nef():
+            m = xn.max(axis=1, keepdims=True)
+            e = ne.evaluate("exp(x - m)", local_dict={"x": xn, "m": m})
+            s = ne.evaluate("sum(e, axis=1)", local_dict={"e": e})[:, None]
+            return ne.evaluate("e / s", local_dict={"e": e, "s": s})
+        f["numexpr"] = nef
+    if numba:
+        f["numba"] = lambda: nb_kernels()["w4"](xn)
+    if torch:
+        xt = tc(xn)
+
+        def g(x):
+            e = torch.exp(x - x.amax(dim=1, keepdim=True))
+            return e / e.sum(dim=1, keepdim=True)
+        f["torch"] = lambda: g(xt)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(xt)
+    if jax:
+        xj = jput(xn)
+
+        def jgf(x):
+            e = jnp.exp(x - x.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+        jg = jready(jgf)
+        f["jax"] = lambda: jg(xj)
+    return ("W4", "row softmax of 4096x4096", f, close(1e-4, 1e-8), 2 * 4096 * 4096 * 4)
+
+
+def w5(q):
+    An = rng_f32(7, 4096, 4096)
+    A = lazy.asarray(An)
+    f = {"lazyrt": lazy_sync(lambda: A + A.T), "numpy": lambda: An + An.T}
+    if ne:
+        f["numexpr"] = lambda: ne.evaluate("A + B", local_dict={"A": An, "B": An.T})
+    if numba:
+        f["numba"] = lambda: nb_kernels()["w5"](An)
+    if torch:
+        At = tc(An)
+        g = lambda A: A + A.T  # noqa: E731
+        f["torch"] = lambda: g(At)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(At)
+    if jax:
+        Aj = jput(An)
+        jg = jready(lambda A: A + A.T)
+        f["jax"] = lambda: jg(Aj)
+    return ("W5", "A + A.T, 4096x4096", f, close(1e-6, 1e-6), 2 * 4096 * 4096 * 4)
+
+
+def w6(q, n):
+    an, bn = rng_f32(8, n, n), rng_f32(9, n, n)
+    a, b = lazy.asarray(an), lazy.asarray(bn)
+    f = {"lazyrt": lazy_sync(lambda: a @ b), "numpy": lambda: an @ bn}
+    if torch:
+        at, bt = tc(an), tc(bn)
+        g = lambda a, b: a @ b  # noqa: E731
+        f["torch"] = lambda: g(at, bt)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(at, bt)
+    if jax:
+        aj, bj = jput(an), jput(bn)
+        jg = jready(lambda a, b: a @ b)
+        f["jax"] = lambda: jg(aj, bj)
+    return (f"W6.{n}", f"matmul {n}x{n}", f, close(1e-3, 1e-3 * np.sqrt(n)), None)
+
+
+def w6e(q):
+    n = 1024
+    an, bn, biasn = rng_f32(10, n, n), rng_f32(11, n, n), rng_f32(12, n)
+    a, b, bias = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(biasn)
+    f = {"lazyrt": lazy_sync(lambda: lazy.maximum((2 * a) @ b + bias, 0)),
+         "numpy": lambda: np.maximum((2 * an) @ bn + biasn, 0)}
+    if torch:
+        at, bt, biast = tc(an), tc(bn), tc(biasn)
+        g = lambda a, b, c: torch.relu((2 * a) @ b + c)  # noqa: E731
+        f["torch"] = lambda: g(at, bt, biast)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(at, bt, biast)
+    if jax:
+        aj, bj, cj = jput(an), jput(bn), jput(biasn)
+        jg = jready(lambda a, b, c: jnp.maximum((2 * a) @ b + c, 0))
+        f["jax"] = lambda: jg(aj, bj, cj)
+    return ("W6.epi", "maximum((2*a) @ b + bias, 0), 1024", f, close(1e-3, 0.1), None)
+
+
+def w8(q):
+    bn, cn = rng_f32(13, 20_000_000), rng_f32(14, 20_000_000)
+    b, c = lazy.asarray(bn), lazy.asarray(cn)
+    s = 3.0
+    s32 = np.float32(s)
+    f = {"lazyrt": lazy_sync(lambda: b + s * c), "numpy": lambda: bn + s32 * cn}
+    if ne:
+        f["numexpr"] = lambda: ne.evaluate("b + s*c", local_dict={"b": bn, "c": cn, "s": s32})
+    if numba:
+        f["numba"] = lambda: nb_kernels()["w8"](bn, s32, cn)
+    if torch:
+        bt, ct = tc(bn), tc(cn)
+        g = lambda b, c: b + s * c  # noqa: E731
+        f["torch"] = lambda: g(bt, ct)
+        cg = tcompile(g)
+        f["torch.compile"] = lambda: cg(bt, ct)
+    if jax:
+        bj, cj = jput(bn), jput(cn)
+        jg = jready(lambda b, c: b + s * c)
+        f["jax"] = lambda: jg(bj, cj)
+    return ("W8", "triad b + s*c, 20M", f, close(1e-5, 1e-5), 240_000_000)
+
+
+WORKLOADS = [
+    ("W1", [w1]), ("W2", [w2]), ("W3", [lambda q: w3(q, "rows"), lambda q: w3(q, "all")]),
+    ("W4", [w4]), ("W5", [w5]),
+    ("W6", [lambda q: w6(q, 1024), lambda q: w6(q, 2048), w6e]), ("W8", [w8]),
+]
+
+
+# ------------------------------------------------------------------ running
+
+def short(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0][:120] if msg else ''}"
+
+
+def run_workload(builder, q, repeat, budget):
+    """Interleaved timing. Returns dict with per-peer stats."""
+    key, title, fns, check, nbytes = builder(q)
+    peers = [p for p in PEERS if p in fns]
+    stats = {p: {"first": None, "times": [], "result": None, "error": None} for p in peers}
+    stats.update({p: {"error": "not installed"} for p in PEERS if p not in fns and peer_available(p)})
+    lazy.log.clear()
+    # first calls (compiles), each on its own
+    for p in peers:
+        st = stats[p]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                st["result"] = fns[p]()
+                st["first"] = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001  (report, go on)
+            st["error"] = "unavailable: " + short(e)
+    live = [p for p in peers if stats[p]["error"] is None]
+    if "lazyrt" in live:
+        lazy_first = list(lazy.log)
+    t_start = time.perf_counter()
+    for r in range(repeat):
+        order = live if r % 2 == 0 else live[::-1]  # alternate order: no peer always follows another
+        for p in order:
+            st = stats[p]
+            t0 = time.perf_counter()
+            st["result"] = fns[p]()
+            st["times"].append(time.perf_counter() - t0)
+        if r >= 2 and time.perf_counter() - t_start > budget:
+            break
+    # lazy log facts
+    info = {}
+    if "lazyrt" in live:
+        recs = list(lazy.log)
+        nsync = max(1, len(lazy.log.syncs))
+        info = {"kernels_per_call": len(recs) / nsync,
+                "kernel_names": sorted({r.kernel for r in recs}),
+                "first_cache": [f"{r.kernel}:{r.cache}" for r in lazy_first],
+                "first_compile_ms": sum(r.compile_ms for r in lazy_first),
+                "backends": sorted({r.backend for r in recs}),
+                "kernel_ms": statistics.median(
+                    [sum(r.run_ms for r in recs if r.sync_id == sid) for sid in
+                     sorted({r.sync_id for r in recs})[1:]] or [float("nan")]),
+                "sync_ms": statistics.median([sy.ms for sy in list(lazy.log.syncs)[1:]] or [float("nan")])}
+    # checks against NumPy
+    ref = to_numpy(stats["numpy"]["result"])
+    out = {"key": key, "title": title, "nbytes": nbytes, "peers": {}, "lazy": info}
+    for p in PEERS:
+        st = stats.get(p)
+        if st is None:
+            continue
+        if st["error"]:
+            out["peers"][p] = {"error": st["error"]}
+            continue
+        res = to_numpy(st["result"])
+        ok, detail = check(res, ref)
+        out["peers"][p] = {"first": st["first"], "median": median(st["times"]),
+                           "min": min(st["times"]), "calls": len(st["times"]),
+                           "ok": ok, "check": ("PASS" if ok else "FAIL") + f" ({detail})"}
+    del fns, stats, ref
+    gc.collect()
+    return out
+
+
+# ------------------------------------------------------------------ lazyrt-only measurements
+
+def measure_overheads(q):
+    out = {}
+    a, b = lazy.randn(1000), lazy.randn(1000)
+    lazy.sync()
+    # building one elementwise op (result dropped at once)
+    n = 20_000 if q else 100_000
+    best = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            c = a + b
+        best.append((time.perf_counter() - t0) / n)
+        del c
+        lazy.sync()
+    out["build_us_per_op"] = min(best) * 1e6
+    out["build_us_per_op_median"] = statistics.median(best) * 1e6
+
+    # repeated sync of a 10-op graph on 1,000-element tensors (same shape synced before)
+    c = lazy.randn(1000)
+    lazy.sync()
+
+    def build():
+        return lazy.where(a > 0, lazy.sqrt(lazy.abs(a)) * b, lazy.exp(-c) / (1 + b * b))
+    y = build()
+    lazy.sync()
+    an, bn, cn = a.numpy(), b.numpy(), c.numpy()
+    ref = np.where(an > 0, np.sqrt(np.abs(an)) * bn, np.exp(-cn) / (1 + bn * bn))
+    lazy.log.clear()
+    builds, syncs = [], []
+    for _ in range(200 if q else 1000):
+        t0 = time.perf_counter()
+        y = build()
+        t1 = time.perf_counter()
+        lazy.sync()
+        t2 = time.perf_counter()
+        builds.append(t1 - t0)
+        syncs.append(t2 - t1)
+    recs = list(lazy.log)
+    ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
+    kern_ms = statistics.median([r.run_ms for r in recs]) if recs else float("nan")
+    sync_ms = statistics.median([s.ms for s in lazy.log.syncs]) if lazy.log.syncs else float("nan")
+    out["sync10"] = {"sync_us": statistics.median(syncs) * 1e6, "sync_min_us": min(syncs) * 1e6,
+                     "build_us": statistics.median(builds) * 1e6,
+                     "kernels_per_sync": len(recs) / max(1, len(syncs)),
+                     "kernel_run_us": kern_ms * 1e3, "log_sync_us": sync_ms * 1e3,
+                     "caches": sorted({r.cache for r in recs}), "ok": ok}
+    return out
+
+
+def measure_chain(q, n_ops):
+    """A chain of n_ops elementwise ops (y = y*0.9999 + 0.0001, repeated) on 1,000
+    elements, one sync. max_pending_nodes raised so no auto-sync cuts it."""
+    old = lazy.config.max_pending_nodes
+    lazy.config.max_pending_nodes = 1_000_000
+    try:
+        xn = rng_f32(20, 1000)
+        x = lazy.asarray(xn)
+        lazy.log.clear()
+        t0 = time.perf_counter()
+        y = x
+        for _ in range(n_ops // 2):
+            y = y * 0.9999 + 0.0001
+        t1 = time.perf_counter()
+        lazy.sync(y)
+        t2 = time.perf_counter()
+        recs = list(lazy.log)
+        syncs = lazy.log.syncs
+        ref = xn.copy()
+        for _ in range(n_ops // 2):
+            ref = ref * np.float32(0.9999) + np.float32(0.0001)
+        ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4))
+        compile_ms = sum(r.compile_ms for r in recs)
+        run_ms = sum(r.run_ms for r in recs)
+        return {"ops": n_ops, "build_s": t1 - t0, "sync_s": t2 - t1, "kernels": len(recs),
+                "syncs": len(syncs), "compile_ms": compile_ms, "run_ms": run_ms,
+                "caches": sorted({r.cache.split(" ")[0] for r in recs}), "ok": ok}
+    finally:
+        lazy.config.max_pending_nodes = old
+
+
+def child_compile():
+    """Run in a subprocess with a fresh LAZY_CACHE_DIR: compile each workload's
+    kernel structure at a small size, then the same structures at new shapes."""
+    import lazy as lz
+
+    def structures(n, m):
+        X = lz.randn(n, 2)
+        a, b, c = lz.randn(n), lz.randn(n), lz.randn(n)
+        A = lz.randn(m, m)
+        return [
+            ("W1", lambda: X[:, 0] ** 2 + X[:, 1] ** 3),
+            ("W2", lambda: w2_lazy(a, b, c)),
+            ("W3r", lambda: A.sum(axis=1)),
+            ("W3f", lambda: A.sum()),
+            ("W4", lambda: (lambda e: e / e.sum(axis=1, keepdims=True))(
+                lz.exp(A - A.max(axis=1, keepdims=True)))),
+            ("W5", lambda: A + A.T),
+            ("W8", lambda: b + 3.0 * c),
+        ]
+
+    res = {"first": [], "newshape": []}
+    for phase, (n, m) in (("first", (1000, 64)), ("newshape", (1500, 96))):
+        for name, fn in structures(n, m):
+            lz.sync()
+            lz.log.clear()
+            t0 = time.perf_counter()
+            y = fn()
+            lz.sync(y)
+            wall = (time.perf_counter() - t0) * 1e3
+            recs = list(lz.log)
+            res[phase].append({"name": name, "wall_ms": wall,
+                               "kernels": [(r.kernel, r.cache, r.compile_ms) for r in recs]})
+    print("JSON:" + json.dumps(res))
+
+
+def child_w2(repeat):
+    """W2 at 10M in this process (LAZY_NUM_THREADS set by the parent)."""
+    n = 10_000_000
+    an, bn, cn = rng_f32(2, n), rng_f32(3, n), rng_f32(4, n)
+    a, b, c = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(cn)
+    first, steady, y = time_calls(lazy_sync(lambda: w2_lazy(a, b, c)), repeat, 8.0)
+    ref = np.maximum(np.where(an > 0, np.sqrt(np.abs(an)) * bn, np.exp(-cn) / (1 + bn * bn)), cn)
+    ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
+    run = [r.run_ms for r in lazy.log][1:]
+    print("JSON:" + json.dumps({"median_ms": median(steady) * 1e3, "min_ms": min(steady) * 1e3,
+                                "kernel_ms": median(run), "ok": ok}))
+
+
+def run_child(args, env_extra):
+    env = dict(os.environ)
+    env.update(env_extra)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__)] + args, env=env,
+                       capture_output=True, text=True, timeout=300)
+    for line in p.stdout.splitlines():
+        if line.startswith("JSON:"):
+            return json.loads(line[5:])
+    raise RuntimeError(f"child {args} failed (rc {p.returncode}): {p.stderr[-800:]}")
+
+
+def measure_compile():
+    d = tempfile.mkdtemp(prefix="lazyrt-bench-cache-")
+    try:
+        env = {"LAZY_CACHE_DIR": d, "LAZY_DISK_CACHE": "1"}
+        t0 = time.perf_counter()
+        p1 = run_child(["--child", "compile"], env)
+        t1 = time.perf_counter()
+        p2 = run_child(["--child", "compile"], env)
+        t2 = time.perf_counter()
+        return {"p1": p1, "p2": p2, "p1_s": t1 - t0, "p2_s": t2 - t1}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ report
+
+def fmt_ms(x):
+    if x is None or x != x:
+        return "-"
+    return f"{x * 1e3:.1f}" if x * 1e3 >= 10 else f"{x * 1e3:.2f}"
+
+
+def med(res, key, peer):
+    r = res.get(key, {}).get("peers", {}).get(peer)
+    return r.get("median") if r and "median" in r else None
+
+
+def targets(res, extra):
+    """[(target, measured, MET/MISSED/n/a)]."""
+    T = []
+
+    def add(name, cond, measured):
+        T.append((name, measured, "n/a" if cond is None else ("MET" if cond else "MISSED")))
+
+    def ratio(key, peer):  # peer median / lazy median (> 1: lazy faster)
+        lz, pm = med(res, key, "lazyrt"), med(res, key, peer)
+        return pm / lz if lz and pm else None
+
+    def r_s(x):
+        return "-" if x is None else f"{x:.2f}x"
+
+    if "W1" in res:
+        x = ratio("W1", "numexpr")
+        add("W1 >= 2x faster than numexpr", None if x is None else x >= 2, r_s(x))
+        if "W8" in res:
+            bw1 = res["W1"]["nbytes"] / med(res, "W1", "lazyrt") / 1e9
+            tri = [res["W8"]["nbytes"] / m / 1e9 for p in PEERS if (m := med(res, "W8", p))]
+            best = max(tri)
+            add("W1 >= 75% of the best triad bandwidth (W8, same run)", bw1 >= 0.75 * best,
+                f"{bw1:.1f} GB/s vs triad {best:.1f} GB/s ({100 * bw1 / best:.0f}%)")
+    if "W2" in res:
+        xs = [(p, ratio("W2", p)) for p in ("torch.compile", "jax") if ratio("W2", p)]
+        if xs:
+            add("W2 >= 1.2x faster than torch.compile and JAX", all(x >= 1.2 for _, x in xs),
+                ", ".join(f"{p} {r_s(x)}" for p, x in xs))
+        x = ratio("W2", "numpy")
+        add("W2 >= 6x NumPy", None if x is None else x >= 6, r_s(x))
+    for k, label in (("W3r", "W3 sum(axis=1)"), ("W3f", "W3 full sum")):
+        if k in res:
+            x = ratio(k, "numpy")
+            add(f"{label} >= 2x NumPy", None if x is None else x >= 2, r_s(x))
+            x = ratio(k, "torch")
+            add(f"{label} no slower than torch eager", None if x is None else x >= 1.0, r_s(x))
+    if "W4" in res:
+        x = ratio("W4", "numpy")
+        add("W4 >= 2.5x NumPy", None if x is None else x >= 2.5, r_s(x))
+        k = res["W4"]["lazy"].get("kernels_per_call")
+        add("W4 softmax in at most two passes (kernels)", None if k is None else k <= 2,
+            f"{k:g} kernels: {' '.join(res['W4']['lazy']['kernel_names'])}" if k else "-")
+    if "W5" in res:
+        x = ratio("W5", "torch")
+        add("W5 >= 2.5x faster than torch eager", None if x is None else x >= 2.5, r_s(x))
+    for n in (1024, 2048):
+        k = f"W6.{n}"
+        if k in res:
+            lz, npm = med(res, k, "lazyrt"), med(res, k, "numpy")
+            add(f"W6 matmul {n} within 5% of NumPy", lz <= 1.05 * npm,
+                f"lazyrt/NumPy time {lz / npm:.2f}")
+    if "W6.epi" in res:
+        k = res["W6.epi"]["lazy"].get("kernels_per_call")
+        add("W6 prologue/epilogue fused with the matmul", None if k is None else k <= 1,
+            f"{k:g} kernels: {' '.join(res['W6.epi']['lazy']['kernel_names'])}" if k else "-")
+    if "W8" in res:
+        x = ratio("W8", "numba")
+        add("W8 >= 90% of numba parallel", None if x is None else x >= 0.9,
+            "numba not installed" if x is None else f"{100 * x:.0f}% (numba time / lazyrt time)")
+    if "overheads" in extra:
+        o = extra["overheads"]
+        add("building one elementwise op <= 5 us", o["build_us_per_op"] <= 5,
+            f"{o['build_us_per_op']:.1f} us")
+        s = o["sync10"]
+        add("lazy.sync() of a seen 10-op graph (1,000 elements) <= 150 us", s["sync_us"] <= 150,
+            f"{s['sync_us']:.0f} us")
+    if "compile" in extra and "error" not in extra["compile"]:
+        c = extra["compile"]
+        cms = [k[2] for e in c["p1"]["first"] for k in e["kernels"] if k[1].startswith("miss")]
+        if cms:
+            m = statistics.median(cms)
+            add("compile a new kernel <= 30 ms median", m <= 30,
+                f"median {m:.1f} ms over {len(cms)} kernels (max {max(cms):.1f})")
+        ns = [k for e in c["p1"]["newshape"] for k in e["kernels"]]
+        bad = [k for k in ns if k[1] != "hit"]
+        add("a new shape with the same structure compiles nothing", not bad,
+            f"{len(ns) - len(bad)}/{len(ns)} kernels 'hit'" + (f"; not hit: {bad}" if bad else ""))
+        p2 = [k for e in c["p2"]["first"] for k in e["kernels"]]
+        comp = [k for k in p2 if k[1].startswith("miss")]
+        add("a second process compiles nothing (disk cache)", not comp,
+            f"{sum(k[1] == 'disk' for k in p2)}/{len(p2)} 'disk', {len(comp)} 'miss'")
+    if "threads" in extra and "error" not in extra["threads"]:
+        t = extra["threads"]
+        x = t["1"]["median_ms"] / t["2"]["median_ms"]
+        add("W2: 2 threads >= 1.7x one thread", x >= 1.7,
+            f"{x:.2f}x ({t['1']['median_ms']:.1f} vs {t['2']['median_ms']:.1f} ms)")
+    return T
+
+
+def report(res, extra, args):
+    keys = list(res)
+    live = [p for p in PEERS if any(p in res[k]["peers"] for k in keys)]
+    print("\n== medians (ms) after the first call; fastest marked * ==\n")
+    hdr = f"{'workload':<42}" + "".join(f"{p:>14}" for p in live) + f"{'fastest':>15}"
+    print(hdr)
+    print("-" * len(hdr))
+    all_ok = True
+    for k in keys:
+        r = res[k]
+        meds = {p: r["peers"][p].get("median") for p in live if p in r["peers"]}
+        good = {p: m for p, m in meds.items() if m is not None}
+        fast = min(good, key=good.get) if good else None
+        cells = []
+        for p in live:
+            pr = r["peers"].get(p)
+            if pr is None:
+                cells.append("-")
+            elif "error" in pr:
+                cells.append("n/a")
+            else:
+                all_ok &= pr["ok"]
+                cells.append(fmt_ms(pr["median"]) + ("*" if p == fast else "")
+                             + ("" if pr["ok"] else "!"))
+        print(f"{k + ' ' + r['title']:<42.42}" + "".join(f"{c:>14}" for c in cells) + f"{fast or '-':>15}")
+
+    print("\n== per peer: first call, median, min, ratios, check ==\n")
+    h2 = (f"{'workload':<8} {'peer':<14} {'first ms':>9} {'median ms':>10} {'min ms':>8} {'calls':>5} "
+          f"{'x NumPy':>8} {'lazy x':>7} {'GB/s':>6}  check")
+    print(h2)
+    print("-" * len(h2))
+    for k in keys:
+        r = res[k]
+        npm = med(res, k, "numpy")
+        lzm = med(res, k, "lazyrt")
+        for p in PEERS:
+            pr = r["peers"].get(p)
+            if pr is None:
+                continue
+            if "error" in pr:
+                print(f"{k:<8} {p:<14} {pr['error']}")
+                continue
+            m = pr["median"]
+            gbs = f"{r['nbytes'] / m / 1e9:6.1f}" if r["nbytes"] else f"{'':>6}"
+            print(f"{k:<8} {p:<14} {pr['first'] * 1e3:9.1f} {m * 1e3:10.2f} {pr['min'] * 1e3:8.2f} "
+                  f"{pr['calls']:5d} {npm / m:8.2f} {m / lzm:7.2f} {gbs}  {pr['check']}")
+        print()
+    print("x NumPy: NumPy's median / this row's (> 1: this row faster). lazy x: this row's median / "
+          "lazyrt's (> 1: lazyrt faster). GB/s: each input and output counted once.")
+
+    print("\n== lazyrt, from lazy.log ==\n")
+    for k in keys:
+        li = res[k]["lazy"]
+        if li:
+            print(f"  {k:<7} {li['kernels_per_call']:g} kernel(s) per call: {' '.join(li['kernel_names'])}; "
+                  f"backend {'/'.join(li['backends'])}; first call: {', '.join(li['first_cache'])}, "
+                  f"compile {li['first_compile_ms']:.1f} ms; median per call: kernels run {li['kernel_ms']:.2f} ms, "
+                  f"sync {li['sync_ms']:.2f} ms")
+
+    print("\n== lazyrt-only measurements ==\n")
+    if "overheads" in extra:
+        o = extra["overheads"]
+        s = o["sync10"]
+        print(f"  op build (c = a + b, 1,000 elements, result dropped): {o['build_us_per_op']:.2f} us/op "
+              f"(best of 3; median {o['build_us_per_op_median']:.2f})")
+        print(f"  10-op graph on 1,000 elements, seen shape: lazy.sync() {s['sync_us']:.0f} us median "
+              f"(min {s['sync_min_us']:.0f}; log's sync ms {s['log_sync_us']:.0f} us, of which kernel "
+              f"run {s['kernel_run_us']:.0f} us); building the 10 ops {s['build_us']:.0f} us; "
+              f"{s['kernels_per_sync']:g} kernel/sync; cache {s['caches']}; "
+              f"check {'PASS' if s['ok'] else 'FAIL'}")
+        all_ok &= s["ok"]
+    if "chain" in extra:
+        c = extra["chain"]
+        if "error" in c:
+            print(f"  {c['error']}")
+        else:
+            print(f"  {c['ops']:,}-op chain (y = y*0.9999 + 0.0001 on 1,000 elements): build {c['build_s']:.2f} s, "
+                  f"sync {c['sync_s']:.2f} s ({c['kernels']} kernels in {c['syncs']} sync(s); compile "
+                  f"{c['compile_ms']:.0f} ms, run {c['run_ms']:.1f} ms; cache {c['caches']}); "
+                  f"check {'PASS' if c['ok'] else 'FAIL'}")
+            all_ok &= c["ok"]
+    if "compile" in extra:
+        c = extra["compile"]
+        if "error" in c:
+            print(f"  compile latency: {c['error']}")
+        else:
+            print(f"  compile latency, fresh LAZY_CACHE_DIR, subprocess ({c['p1_s']:.1f} s incl. start):")
+            for e in c["p1"]["first"]:
+                ks = ", ".join(f"{n} {ca} {ms:.1f} ms" for n, ca, ms in e["kernels"])
+                print(f"    {e['name']:<4} sync {e['wall_ms']:7.1f} ms: {ks}")
+            print("  same structures, new shapes (same process):")
+            for e in c["p1"]["newshape"]:
+                ks = ", ".join(f"{n} {ca} {ms:.1f} ms" for n, ca, ms in e["kernels"])
+                print(f"    {e['name']:<4} sync {e['wall_ms']:7.1f} ms: {ks}")
+            print(f"  second process, same cache dir ({c['p2_s']:.1f} s incl. start):")
+            for e in c["p2"]["first"]:
+                ks = ", ".join(f"{n} {ca} {ms:.1f} ms" for n, ca, ms in e["kernels"])
+                print(f"    {e['name']:<4} sync {e['wall_ms']:7.1f} ms: {ks}")
+    if "threads" in extra:
+        t = extra["threads"]
+        if "error" in t:
+            print(f"  threads: {t['error']}")
+        else:
+            for n in ("1", "2"):
+                print(f"  W2 with LAZY_NUM_THREADS={n} (subprocess): median {t[n]['median_ms']:.1f} ms "
+                      f"(min {t[n]['min_ms']:.1f}; kernel {t[n]['kernel_ms']:.1f} ms) "
+                      f"check {'PASS' if t[n]['ok'] else 'FAIL'}")
+                all_ok &= t[n]["ok"]
+
+    print("\n== targets (issue 5) ==\n")
+    T = targets(res, extra)
+    w = max(len(t[0]) for t in T) if T else 10
+    for name, measured, verdict in T:
+        print(f"  {verdict:<7} {name:<{w}}  {measured}")
+    print(f"\n  {sum(v == 'MET' for _, _, v in T)} met, {sum(v == 'MISSED' for _, _, v in T)} missed, "
+          f"{sum(v == 'n/a' for _, _, v in T)} n/a")
+    print("  W7: not defined by the issue; reserved, not run.")
+    print("\nALL CHECKS PASS" if all_ok else "\nSOME CHECKS FAILED")
+    return all_ok
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer calls and smaller side measurements (~1 min)")
+    p.add_argument("--only", default="", help="comma-separated workloads, e.g. W3,W4 (W1-W6, W8; "
+                   "'extra' for the lazyrt-only measurements)")
+    p.add_argument("--repeat", type=int, default=None, help="timed rounds after the first call "
+                   "(default 10, --quick 3)")
+    p.add_argument("--budget", type=float, default=None, help="seconds of rounds per workload after "
+                   "which timing stops (keeping at least 3 rounds; default 8, --quick 3)")
+    p.add_argument("--json", default="", help="also write the raw results to this file")
+    p.add_argument("--child", default="", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+
+    if args.child == "compile":
+        child_compile()
+        return 0
+    if args.child == "w2":
+        child_w2(args.repeat or 7)
+        return 0
+
+    load_peers()
+    q = args.quick
+    repeat = args.repeat or (3 if q else 10)
+    budget = args.budget or (3.0 if q else 8.0)
+    only = {s.strip().upper() for s in args.only.split(",") if s.strip()}
+
+    print("lazyrt issue-5 benchmark suite")
+    for line in machine_lines(versions(), threads_line()):
+        print(line)
+    print(f"repeat = {repeat} rounds (interleaved peers), budget = {budget:g} s per workload"
+          f"{', quick' if q else ''}")
+    print("W7 is not defined by the issue: reserved, not run.\n")
+
+    t_all = time.perf_counter()
+    res = {}
+    for wkey, builders in WORKLOADS:
+        if only and wkey not in only:
+            continue
+        for b in builders:
+            t0 = time.perf_counter()
+            r = run_workload(b, q, repeat, budget)
+            res[r["key"]] = r
+            print(f"[{r['key']}] {r['title']}: done in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    extra = {}
+    if not only or "EXTRA" in only:
+        t0 = time.perf_counter()
+        extra["overheads"] = measure_overheads(q)
+        try:
+            extra["chain"] = measure_chain(q, 10_000 if q else 100_000)
+        except Exception as e:  # noqa: BLE001
+            extra["chain"] = {"error": "chain: " + short(e)}
+        try:
+            extra["compile"] = measure_compile()
+        except Exception as e:  # noqa: BLE001
+            extra["compile"] = {"error": short(e)}
+        try:
+            th = {}
+            for n in ("1", "2"):
+                th[n] = run_child(["--child", "w2", "--repeat", "3" if q else "8"],
+                                  {"LAZY_NUM_THREADS": n})
+            extra["threads"] = th
+        except Exception as e:  # noqa: BLE001
+            extra["threads"] = {"error": short(e)}
+        print(f"[extra] lazyrt-only measurements: done in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    ok = report(res, extra, args)
+    print(f"total time {time.perf_counter() - t_all:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"results": res, "extra": extra}, f, indent=1, default=str)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

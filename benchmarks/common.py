@@ -1,0 +1,96 @@
+"""Helpers shared by the benchmark scripts: machine description, timing,
+peer conversion. Nothing here asserts anything about time."""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def machine_lines(versions: dict[str, str | None], threads: str = "") -> list[str]:
+    """The header every benchmark prints: date, machine, load, python,
+    versions (None: not installed), threads, command."""
+    vers = ", ".join(f"{k} {v if v else 'not installed'}" for k, v in versions.items())
+    lines = [
+        f"date:     {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"machine:  {cpu_model()}, {os.cpu_count()} logical cores ({usable_cores()} usable), "
+        f"{platform.system()} {platform.release()}",
+        f"load:     {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15-min load average; "
+        "other processes on the machine skew the numbers)",
+        f"python:   {platform.python_version()}",
+        f"versions: {vers}",
+    ]
+    if threads:
+        lines.append(f"threads:  {threads}")
+    lines.append("command:  python " + " ".join(sys.argv))
+    return lines
+
+
+def time_calls(fn, repeat: int, budget_s: float, keep: bool = False):
+    """First call, then up to `repeat` more, stopping early (after at least 3)
+    once `budget_s` seconds have gone by. Returns (first_s, [steady_s], result).
+    With `keep`, every result stays alive until the end, so each call writes
+    into freshly allocated (not yet touched) memory."""
+    kept = []
+    t0 = time.perf_counter()
+    result = fn()
+    first = time.perf_counter() - t0
+    steady: list[float] = []
+    spent = first
+    for i in range(repeat):
+        if keep:
+            kept.append(result)
+        t0 = time.perf_counter()
+        result = fn()
+        dt = time.perf_counter() - t0
+        steady.append(dt)
+        spent += dt
+        if i >= 2 and spent > budget_s:
+            break
+    return first, steady, result
+
+
+def median(xs) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def torch_from_numpy(torch, a: np.ndarray):
+    """Zero-copy input; lazy's numpy() views are read-only and nothing here
+    writes to them, so torch's warning about that is noise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(a)
+
+
+def to_numpy(r) -> np.ndarray:
+    """A peer's result as a NumPy array (lazy, torch, JAX, NumPy, scalars)."""
+    if hasattr(r, "numpy") and not isinstance(r, np.ndarray):
+        try:
+            return np.asarray(r.numpy())
+        except Exception:  # e.g. a torch tensor that requires grad
+            pass
+    return np.asarray(r)
