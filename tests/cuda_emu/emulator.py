@@ -19,6 +19,7 @@ import ctypes
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -83,8 +84,39 @@ def translation_unit(sources: list[CudaSource | str]) -> str:
     return "\n".join(parts)
 
 
-def build(sources: list[CudaSource | str]) -> ctypes.CDLL:
-    """One shared library running all `sources` (cached by content)."""
+def _pch_dir() -> Path | None:
+    """A folder holding cuda_emu.h and its precompiled form (built once, cached by
+    the header's text and the flags); None when the compiler cannot make one.
+    g++ uses the .gch when the flags match and the plain header otherwise, so the
+    result is the same library either way, only faster to build (~0.4 s, not 0.7 s)."""
+    text = HEADER.read_text()
+    key = hashlib.sha256((text + CXX + " ".join(FLAGS)).encode()).hexdigest()[:16]
+    d = CACHE / f"pch-{key}"
+    gch = d / "cuda_emu.h.gch"
+    if gch.exists():
+        return d
+    with _lock:
+        if gch.exists():
+            return d
+        d.mkdir(parents=True, exist_ok=True)
+        tag = f"{os.getpid()}.{threading.get_ident()}"
+        tmp_h = d / f"cuda_emu.h.{tag}.tmp"
+        tmp_h.write_text(text)
+        os.replace(tmp_h, d / "cuda_emu.h")
+        tmp = d / f"cuda_emu.h.gch.{tag}.tmp"
+        flags = [f for f in FLAGS if f != "-shared"]
+        r = subprocess.run([CXX, *flags, "-x", "c++-header", str(d / "cuda_emu.h"), "-o",
+                            str(tmp)], capture_output=True, text=True)
+        if r.returncode:
+            tmp.unlink(missing_ok=True)
+            return None
+        os.replace(tmp, gch)
+    return d
+
+
+def build(sources: list[CudaSource | str], pch: bool = False) -> ctypes.CDLL:
+    """One shared library running all `sources` (cached by content). `pch`: parse
+    cuda_emu.h from a precompiled header (for callers building one kernel at a time)."""
     text = translation_unit(sources)
     key = hashlib.sha256((text + HEADER.read_text() + " ".join(FLAGS)).encode()).hexdigest()[:24]
     with _lock:
@@ -96,7 +128,9 @@ def build(sources: list[CudaSource | str]) -> ctypes.CDLL:
         cpp = CACHE / f"{key}.{os.getpid()}.{threading.get_ident()}.cpp"
         cpp.write_text(text)
         tmp = so.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        r = subprocess.run([CXX, *FLAGS, f"-I{HERE}", str(cpp), "-o", str(tmp)],
+        pre = _pch_dir() if pch and shutil.which(CXX) else None
+        inc = ([f"-I{pre}"] if pre is not None else []) + [f"-I{HERE}"]
+        r = subprocess.run([CXX, *FLAGS, *inc, str(cpp), "-o", str(tmp)],
                            capture_output=True, text=True)
         if r.returncode:
             numbered = "\n".join(f"{n:5d}  {line}" for n, line in enumerate(text.splitlines(), 1))

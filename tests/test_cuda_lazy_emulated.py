@@ -1,0 +1,594 @@
+"""The whole lazy pipeline on device "cuda", on a machine without a GPU.
+
+Everything runs for real except the GPU: `lazy` builds the graph, the
+scheduler fuses and plans it and picks the CUDA backend, CUDABackend
+generates CUDA C and compiles it with NVRTC to an sm_80 cubin (disk cache
+included), binds the arguments and plans the launch; transfers go through
+`cuda_backend.to_device`/`to_host`/`device_view`, matmul through
+`cuda_backend.run_extern`. Only CuPy is replaced, by `tests/cuda_emu/fake_cupy.py`:
+device arrays hold NumPy memory but refuse implicit conversion to NumPy (as
+CuPy's do), and each kernel launch runs the generated CUDA C under the host
+emulation of the CUDA thread model (`tests/cuda_emu/cuda_emu.h`).
+
+Every test compares with NumPy and reads `lazy.log` to check which backend
+ran each kernel ("cuda", "cublas", "copy"). Emulation libraries are cached
+by source hash; one CUDABackend serves the module, so kernels repeat as
+in-memory cache hits.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+import lazy
+from lazy import runtime
+from conftest import DTYPE_NAMES, sample
+from cuda_backend import CUDABackend
+from cuda_backend import backend as cuda_backend_module
+from cuda_backend import nvrtc
+from cuda_backend.launch import plan_launch
+from cuda_emu import fake_cupy
+from scheduler import backends
+from scheduler.log import log as _log
+from scheduler.realize import plan
+
+BE = CUDABackend()  # one backend for the module: its in-memory kernel cache spans the tests
+GPU = "Emulated GPU (sm_80, 2 SMs), CuPy fake"  # what probe() reports for the fake device
+TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    """Device "cuda" is usable for the duration of one test: CuPy is the fake, the
+    probe runs against it, and scheduler.backends hands out BE. Restored after."""
+    lazy.sync()  # nothing pending from earlier tests runs under the fake
+    nvrtc.version()  # load CuPy's real NVRTC binding (it imports parts of cupy) before the fake
+    notes = list(_log.notes)
+    cp = fake_cupy.install_device(monkeypatch)
+    # probe, cuda_backend and _cuda_status are lru_cached: patch fresh copies in, so the
+    # cached answers of the real (GPU-less) machine are untouched and come back afterwards
+    monkeypatch.setattr(cuda_backend_module, "probe",
+                        lru_cache(maxsize=1)(cuda_backend_module.probe.__wrapped__))
+    monkeypatch.setattr(backends, "cuda_backend", lambda: BE)
+    monkeypatch.setattr(backends, "_cuda_status", lru_cache(maxsize=1)(lambda: BE.available()))
+    monkeypatch.setenv("LAZY_FALLBACK", "error")
+    monkeypatch.delenv("LAZY_DEVICE", raising=False)
+    lazy.log.clear()
+    yield cp
+    try:
+        lazy.sync()  # whatever a test left pending runs now, while CUDA is still "there"
+    finally:
+        # A failed test's traceback keeps its tensors alive; pending ones it could not
+        # compute must not make every later `lazy.sync()` (CUDA gone) fail: untrack them.
+        for key, ref in list(runtime._live.items()):
+            st = ref()
+            if st is not None and st.buf.pending:
+                runtime._live.pop(key, None)
+        _log.notes[:] = notes  # the default-device note must not reach other tests
+        lazy.log.clear()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def on_cuda(a: np.ndarray) -> lazy.Tensor:
+    """A cuda tensor holding a copy of `a` (a logged transfer), realized now."""
+    t = lazy.tensor(a, device="cuda").sync()
+    assert t.device == "cuda" and isinstance(t._buf.array, fake_cupy.DeviceArray)
+    return t
+
+
+def records(backend: str | None = None) -> list:
+    return [r for r in lazy.log if backend is None or r.backend == backend]
+
+
+def backends_of() -> list[str]:
+    return [r.backend for r in lazy.log]
+
+
+def host(t: lazy.Tensor) -> np.ndarray:
+    """t.numpy(), checked to be a host copy (a plain ndarray, never device memory)."""
+    got = t.numpy()
+    assert type(got) is np.ndarray
+    return got
+
+
+def check(t: lazy.Tensor, want, rtol=None, atol=None) -> np.ndarray:
+    """Values, shape and dtype of cuda tensor `t` against NumPy's `want`."""
+    want = np.asarray(want)
+    assert t.device == "cuda"
+    assert t.dtype.name == want.dtype.name, (t.dtype.name, want.dtype.name)
+    assert t.shape == want.shape, (t.shape, want.shape)
+    got = host(t)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "f":
+        tol = dict(TOL[want.dtype.name])
+        tol.update({k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None})
+        np.testing.assert_allclose(got, want, equal_nan=True, **tol)
+    else:
+        np.testing.assert_array_equal(got, want)
+    return got
+
+
+def check_all(pairs, f32_rtol=None, f32_atol=None) -> None:
+    """One sync for every tensor (their kernels build for the emulation together), then
+    `check` each against its NumPy result (the tolerances given are for float32 ones)."""
+    lazy.sync(*[t for t, _ in pairs])
+    for t, want in pairs:
+        f32 = t.dtype.name == "float32"
+        check(t, want, rtol=f32_rtol if f32 else None, atol=f32_atol if f32 else None)
+
+
+def assert_ran_on_cuda(n: int | None = None) -> None:
+    """Every compute kernel in the log ran on device cuda with backend cuda (n of them)."""
+    ks = [r for r in lazy.log if r.backend not in ("copy", "cublas")]
+    assert all(r.device == "cuda" and r.backend == "cuda" for r in ks), lazy.log.table()
+    for r in ks:
+        assert r.reason.startswith("cuda tensors: CUDA C via NVRTC (" + GPU), r.reason
+        assert r.cache == "hit" or r.cache.startswith(("miss", "disk")), r.cache
+    if n is not None:
+        assert len(ks) == n, lazy.log.table()
+
+
+def copies() -> list[tuple[str, int]]:
+    """(direction, nbytes) of each logged transfer."""
+    out = []
+    for r in records("copy"):
+        m = re.fullmatch(r"transfer (cpu|cuda) -> (cpu|cuda)", r.reason)
+        assert m, r.reason
+        out.append((f"{m[1]}->{m[2]}", r.nbytes))
+    return out
+
+
+# -- the device ------------------------------------------------------------------------------
+def test_cuda_is_usable_under_the_fake(cuda):
+    assert backends.device_status("cuda") == (True, GPU)
+    assert lazy.zeros(2, device="cuda").device == "cuda"
+    assert lazy.zeros(2, device="cuda:0").device == "cuda"
+
+
+def test_default_device_is_cuda_when_usable_and_the_log_says_so(cuda):
+    t = lazy.zeros(2)
+    assert t.device == "cuda"
+    note = f"default device: cuda ({GPU})"
+    assert [n for n in lazy.log.notes if n.startswith("default device:")][-1] == note
+    assert note in lazy.log.table() and note in lazy.log.to_json()
+    np.testing.assert_array_equal(host(t), np.zeros(2, np.float32))
+    assert backends_of() == ["cuda", "copy"]
+    assert lazy.arange(3).device == "cuda" and lazy.tensor([1.5]).device == "cuda"
+
+
+def test_lazy_device_env_still_wins(cuda, monkeypatch):
+    monkeypatch.setenv("LAZY_DEVICE", "cpu")
+    assert lazy.ones(2).device == "cpu"
+    monkeypatch.setenv("LAZY_DEVICE", "cuda")
+    assert lazy.ones(2).device == "cuda"
+
+
+# -- creation and transfers ------------------------------------------------------------------
+def test_constant_and_range_creation_runs_cuda_kernels(cuda):
+    cases = [
+        (lazy.zeros(2, 3, device="cuda"), np.zeros((2, 3), np.float32)),
+        (lazy.ones(4, dtype="int32", device="cuda"), np.ones(4, np.int32)),
+        (lazy.full((2, 2), 2.5, dtype="float64", device="cuda"), np.full((2, 2), 2.5)),
+        (lazy.full(3, True, device="cuda"), np.full(3, True)),
+        (lazy.arange(10, device="cuda"), np.arange(10)),
+        (lazy.arange(2, 11, 3, device="cuda"), np.arange(2, 11, 3)),
+        (lazy.arange(0.5, 3, 0.5, device="cuda"), np.arange(0.5, 3, 0.5, dtype=np.float32)),
+        (lazy.linspace(-1, 1, 7, device="cuda"), np.linspace(-1, 1, 7, dtype=np.float32)),
+        (lazy.linspace(0, 1, 5, endpoint=False, dtype="float64", device="cuda"),
+         np.linspace(0, 1, 5, endpoint=False)),
+        (lazy.eye(3, 4, k=1, device="cuda"), np.eye(3, 4, k=1, dtype=np.float32)),
+        (lazy.empty(3, device="cuda") * 0, np.zeros(3, np.float32)),
+    ]
+    for t, _ in cases:
+        assert t.device == "cuda" and t._buf.pending
+    assert len(lazy.log) == 0  # nothing runs at creation
+    lazy.sync()
+    assert_ran_on_cuda()  # (a shared cast(iota) may be a kernel of its own)
+    assert len(records("cuda")) >= len(cases)
+    assert not records("copy")  # computed on the device: nothing moved
+    for t, want in cases:
+        assert isinstance(t._buf.array, fake_cupy.DeviceArray)
+        check(t, want)
+    assert copies() == [("cuda->cpu", 2 * want.nbytes) for _, want in cases]
+
+
+def test_host_data_creation_is_a_logged_transfer(cuda):
+    data = np.arange(6, dtype=np.int32).reshape(2, 3)
+    t = lazy.tensor(data, device="cuda")
+    a = lazy.asarray(data, device="cuda")
+    lst = lazy.tensor([[1.5, 2.0]], device="cuda")
+    f64 = lazy.asarray(np.linspace(0, 1, 5), device="cuda")
+    made = [t, a, lst, f64]
+    assert all(x.device == "cuda" and x._buf.pending for x in made)
+    lazy.sync()
+    assert backends_of() == ["copy"] * 4
+    sizes = [24, 24, 8, 40]
+    assert copies() == [("cpu->cuda", 2 * b) for b in sizes]  # read + written (docs/log.md)
+    assert lazy.log.counters.transfers == 4
+    assert lazy.log.counters.transfer_bytes == 2 * sum(sizes)
+    assert cuda.h2d_bytes == sum(sizes)  # each payload crossed to the device once
+    data[0, 0] = 100  # tensor() and asarray(device="cuda") hold device copies
+    check(t, np.arange(6, dtype=np.int32).reshape(2, 3))
+    check(a, np.arange(6, dtype=np.int32).reshape(2, 3))
+    check(lst, np.array([[1.5, 2.0]], np.float32))
+    check(f64, np.linspace(0, 1, 5))
+
+
+def test_random_creation_on_cuda(cuda):
+    """rand/randn on cuda give the numbers the same seed gives on the CPU."""
+    lazy.manual_seed(3)
+    r, n = lazy.rand(3, 4, device="cuda"), lazy.randn(5, dtype="float64", device="cuda")
+    lazy.manual_seed(3)
+    r_cpu, n_cpu = lazy.rand(3, 4, device="cpu"), lazy.randn(5, dtype="float64", device="cpu")
+    assert r.device == n.device == "cuda" and r_cpu.device == "cpu"
+    lazy.sync(r, n)
+    assert {(rec.device, rec.backend) for rec in lazy.log} <= {("cuda", "copy"), ("cuda", "cuda")}
+    assert r.dtype.name == "float32" and n.dtype.name == "float64"
+    check(r, r_cpu.numpy())
+    check(n, n_cpu.numpy())
+    assert ((host(r) >= 0) & (host(r) < 1)).all()
+
+
+def test_to_cuda_cpu_and_numpy_roundtrip(cuda):
+    a = np.arange(24, dtype=np.float64).reshape(4, 6)
+    x = lazy.asarray(a)
+    y = x.to("cuda")
+    assert y.device == "cuda" and y._buf.pending and y.cuda() is y and y.to("cuda:0") is y
+    z = x.cuda()
+    back = (y * 2).cpu()
+    assert back.device == "cpu" and back.cpu() is back
+    got = back.numpy()
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, a * 2)
+    assert [(r.device, r.backend) for r in lazy.log] == \
+        [("cuda", "copy"), ("cuda", "cuda"), ("cpu", "copy")]
+    assert copies() == [("cpu->cuda", 2 * a.nbytes), ("cuda->cpu", 2 * a.nbytes)]
+    assert lazy.log.counters.transfers == 2
+    assert lazy.log.counters.transfer_bytes == 4 * a.nbytes
+    # numpy() of a cuda tensor: a host copy, its own memory, one more transfer
+    lazy.log.clear()
+    h = host(z)
+    np.testing.assert_array_equal(h, a)
+    assert copies() == [("cpu->cuda", 2 * a.nbytes), ("cuda->cpu", 2 * a.nbytes)]
+    assert not np.shares_memory(h, a)
+    a[0, 0] = -1.0  # the device copy does not see host writes
+    assert host(z)[0, 0] == 0.0 and z.tolist()[0][:2] == [0.0, 1.0]
+    assert z[1, 2].item() == 8.0 and float(z[3, 5]) == 23.0
+    assert "tensor(" in repr(z[0])
+    assert cuda.syncs >= 1  # CUDA run times are taken after synchronizing the stream
+
+
+def test_transfer_of_views(cuda):
+    """to("cuda") and cpu() of strided views copy the elements the view selects."""
+    a = np.arange(40, dtype=np.float32).reshape(5, 8)
+    x = lazy.asarray(a)
+    v = x[::-2, 1::3].to("cuda")  # 3 x 3 elements of a 40-element storage
+    check(v, a[::-2, 1::3])
+    w = on_cuda(a)
+    check(w.T[::3, ::-1].cpu().to("cuda") + 1, a.T[::3, ::-1] + 1)
+    check(w[None, 1:4, ::2].expand(2, 3, 4).cpu().to("cuda"),
+          np.broadcast_to(a[None, 1:4, ::2], (2, 3, 4)))
+    assert cuda.launches  # the elementwise add ran under the emulation
+    b = w[2]
+    assert b.cpu().numpy().tolist() == a[2].tolist()
+    assert {d for d, _ in copies()} == {"cpu->cuda", "cuda->cpu"}
+    assert lazy.log.counters.transfers == len(copies())
+    assert lazy.log.counters.transfer_bytes == sum(n for _, n in copies())
+
+
+def test_transfer_nbytes_of_a_view_counts_the_view(cuda):
+    """The log's nbytes is bytes read plus bytes written (docs/log.md): a transfer of a
+    view reads the view's elements, not its whole storage (as elementwise kernels count)."""
+    a = np.arange(40, dtype=np.float32)
+    x = lazy.asarray(a)
+    check(x[::4].to("cuda"), a[::4])  # 10 elements of a 40-element storage
+    assert copies() == [("cpu->cuda", 2 * 10 * 4), ("cuda->cpu", 2 * 10 * 4)]
+    w = on_cuda(a)
+    lazy.log.clear()
+    np.testing.assert_array_equal(w[5:9].cpu().numpy(), a[5:9])
+    assert copies() == [("cuda->cpu", 2 * 4 * 4)]
+
+
+# -- elementwise -----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_elementwise_through_views_every_dtype(cuda, dtype):
+    rng = np.random.default_rng(1)
+    a, b = sample((4, 6), dtype, rng), sample((3,), dtype, rng)
+    x, y = on_cuda(a), on_cuda(b)
+    lazy.log.clear()
+    # a negative-step slice, a transposed strided view and a broadcast row, fused
+    z = x[::-1, ::2] * x.T[1::2].T + y[None, ::-1]
+    w = z - 1
+    want = a[::-1, ::2] * a.T[1::2].T + b[None, ::-1]
+    check_all([(z, want), (w, want - 1)])
+    assert_ran_on_cuda()
+    assert {r.device for r in lazy.log if r.backend == "cuda"} == {"cuda"}
+
+
+def test_dtype_promotion_on_cuda(cuda):
+    rng = np.random.default_rng(2)
+    arrays = {d: sample((5,), d, rng) for d in DTYPE_NAMES}
+    ts = {d: on_cuda(a) for d, a in arrays.items()}
+    lazy.log.clear()
+    pairs = [("int32", "float32"), ("int32", "int64"), ("bool", "float32"), ("bool", "int32"),
+             ("float32", "float64"), ("int64", "float32")]
+    cases = []
+    for p, q in pairs:
+        cases.append((ts[p] + ts[q], arrays[p] + arrays[q]))
+        cases.append((ts[p] * ts[q] - ts[q], arrays[p] * arrays[q] - arrays[q]))
+    cases += [  # Python scalars are weak (NEP 50)
+        (ts["float32"] * 2.5, arrays["float32"] * 2.5),
+        (ts["int32"] * 3, arrays["int32"] * 3),
+        (ts["int32"] * 2.5, arrays["int32"] * 2.5),
+        (ts["bool"] + 1, arrays["bool"] + 1),
+        (ts["int64"].astype("float32").to("float64"), arrays["int64"].astype(np.float64)),
+        (ts["float64"].int(), arrays["float64"].astype(np.int32)),
+        ((ts["int32"] > 0) & ts["bool"], (arrays["int32"] > 0) & arrays["bool"]),
+    ]
+    check_all(cases)
+    assert_ran_on_cuda()
+
+
+def test_unary_compare_divide_and_where(cuda):
+    rng = np.random.default_rng(3)
+    f = sample((3, 4), "float32", rng, positive=True)
+    i = sample((3, 4), "int64", rng)
+    d = sample((3, 4), "int64", rng, positive=True)
+    x, n, m = on_cuda(f), on_cuda(i), on_cuda(d)
+    lazy.log.clear()
+    check_all([(lazy.exp(x) + lazy.sqrt(x) * x.sin() - x.tanh() / x.cos(),
+                np.exp(f) + np.sqrt(f) * np.sin(f) - np.tanh(f) / np.cos(f)),
+               (x.sigmoid(), 1 / (1 + np.exp(-f))),
+               (lazy.log(x) ** 2, np.log(f) ** 2)], f32_rtol=2e-5, f32_atol=2e-5)
+    check_all([(n // m, i // d), (n % m, i % d), (-n // 3 + abs(n), -i // 3 + np.abs(i)),
+               (x / 3, f / 3), (n / m, i / d), (lazy.where(n > 0, x, -x), np.where(i > 0, f, -f)),
+               ((n == 1) | (n >= 3), (i == 1) | (i >= 3)), (x.clip(0.5, 2.0), np.clip(f, 0.5, 2.0)),
+               (lazy.maximum(x, n), np.maximum(f, i))])
+    assert_ran_on_cuda()
+
+
+def test_one_fused_kernel_per_chain(cuda):
+    a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    x = on_cuda(a)
+    lazy.log.clear()
+    y = ((x * 2 + 1)[:, ::-1].T ** 2 - x.T) * 0.5
+    y.sync()
+    assert_ran_on_cuda(1)
+    check(y, ((a * 2 + 1)[:, ::-1].T ** 2 - a.T) * np.float32(0.5))
+
+
+# -- reductions ------------------------------------------------------------------------------
+REDUCTIONS = [  # (op, dtype, axis, keepdims)
+    ("sum", "float32", 1, False), ("sum", "int32", 0, True), ("sum", "float64", None, False),
+    ("mean", "float32", 0, False), ("mean", "int64", (0, 2), True),
+    ("max", "float64", 2, False), ("min", "int32", (1, 2), False),
+    ("argmax", "float32", 1, False), ("argmax", "int64", None, False),
+    ("argmin", "float64", 0, True),
+    ("prod", "int64", 2, False), ("prod", "float32", (0, 1), False),
+    ("any", "bool", 1, False), ("all", "bool", None, True), ("any", "float32", 0, False),
+]
+
+
+def test_reductions_over_axes(cuda):
+    rng = np.random.default_rng(4)
+    data = {d: sample((3, 5, 4), d, rng) for d in ("bool", "int32", "int64", "float32",
+                                                   "float64")}
+    xs = {d: on_cuda(a) for d, a in data.items()}
+    lazy.log.clear()
+    cases = []
+    for op, dtype, axis, keepdims in REDUCTIONS:
+        a, x = data[dtype], xs[dtype]
+        if op in ("argmax", "argmin"):
+            got = getattr(x, op)(axis=axis, keepdims=keepdims) if axis is not None \
+                else getattr(x, op)()
+            want = getattr(np, op)(a, axis=axis, keepdims=keepdims) if axis is not None \
+                else np.asarray(getattr(np, op)(a))
+        else:
+            got = getattr(x, op)(axis=axis, keepdims=keepdims)
+            want = np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims))
+            if op == "mean" and dtype == "int64":
+                want = want.astype(np.float64)
+        cases.append((got, want))
+    # views into a reduction: negative steps, a transpose, a broadcast operand
+    a, x = data["float32"], xs["float32"]
+    cases += [(x[::-1, 1:, ::2].transpose(2, 0, 1).sum(axis=(1, 2)),
+               a[::-1, 1:, ::2].transpose(2, 0, 1).sum(axis=(1, 2))),
+              ((x * x[0]).max(axis=0), (a * a[0]).max(axis=0))]
+    check_all(cases, f32_rtol=1e-5)
+    assert_ran_on_cuda()
+    assert any(r.kernel.startswith("r") for r in records("cuda"))
+
+
+def test_large_reductions_use_every_strategy(cuda):
+    """Shapes that pick each launch strategy on the (2-SM) device: two-pass partials,
+    block per output, column tiles, warp per output, thread per output."""
+    rng = np.random.default_rng(5)
+    big = rng.standard_normal(20000).astype(np.float64)
+    rows = rng.integers(-3, 4, (64, 300)).astype(np.int64)
+    many = rng.integers(-3, 4, (130, 40)).astype(np.int32)
+    x, r, m = on_cuda(big), on_cuda(rows), on_cuda(many)
+    lazy.log.clear()
+    cases = [(x.sum(), np.asarray(big.sum()), [2, 3]),
+             (x.argmin(), np.asarray(big.argmin()), [2, 3]),
+             (r.sum(axis=1), rows.sum(axis=1), [0]),
+             (r.sum(axis=0), rows.sum(axis=0), [5]),
+             (r.max(axis=1, keepdims=True), rows.max(axis=1, keepdims=True), [0]),
+             (m.sum(axis=1), many.sum(axis=1), [4]),
+             (m[:, :20].min(axis=1), many[:, :20].min(axis=1), [1])]
+    for t, _, modes in cases:
+        [step] = plan([t._buf]).steps
+        assert [c.mode for c in plan_launch(step.kernel, step.launch, fake_cupy.SMS).calls] \
+            == modes
+    check_all([(t, want) for t, want, _ in cases])
+    assert_ran_on_cuda(len(cases))
+
+
+def test_fused_prologue_and_epilogue(cuda):
+    rng = np.random.default_rng(6)
+    a = sample((6, 7), "float32", rng)
+    x = on_cuda(a)
+    lazy.log.clear()
+    y = ((x * 2 + 1)[::-1] ** 2).sum(axis=1) / 7 - 1  # prologue, reduction, epilogue
+    y.sync()
+    assert_ran_on_cuda(1)
+    assert records("cuda")[0].kernel.startswith("r")
+    check(y, ((a * 2 + 1)[::-1] ** 2).sum(axis=1) / np.float32(7) - 1, rtol=1e-5)
+    lazy.log.clear()
+    m = x.mean(axis=0, keepdims=True)
+    c = (x - m).abs().max(axis=0)  # centred: the mean is read through a broadcast
+    check(c, np.abs(a - a.mean(axis=0, keepdims=True)).max(axis=0), rtol=1e-5)
+    assert_ran_on_cuda()
+
+
+# -- matmul ----------------------------------------------------------------------------------
+def test_matmul_runs_on_cublas(cuda):
+    rng = np.random.default_rng(7)
+    a = sample((4, 5), "float32", rng)
+    b = sample((3, 5), "float32", rng)
+    batch = sample((2, 4, 5), "float64", rng)
+    v = sample((5,), "float64", rng)
+    ia, ib = sample((3, 4), "int64", rng), sample((4, 2), "int64", rng)
+    x, y, bt, vv, i, j = map(on_cuda, (a, b, batch, v, ia, ib))
+    lazy.log.clear()
+    check(x @ y.T, a @ b.T, rtol=1e-5)  # a transposed operand: a strided view to cuBLAS
+    check(x[::-1, 1:] @ y[:, 1:].T, a[::-1, 1:] @ b[:, 1:].T, rtol=1e-5)
+    check(bt @ y.T.double(), batch @ b.T.astype(np.float64))  # batch broadcast, cast operand
+    check(bt @ vv, batch @ v)  # 1-D operand
+    check(vv @ vv, np.asarray(v @ v))
+    check(i @ j, ia @ ib)
+    check((x @ y.T + 1).sum(axis=1), (a @ b.T + 1).sum(axis=1), rtol=1e-5)  # then a kernel
+    mm = records("cublas")
+    assert len(mm) == 7
+    for r in mm:
+        assert r.device == "cuda" and r.kernel.startswith("matmul")
+        assert r.reason == "extern matmul: cuBLAS via CuPy fake (CUDA 13.0)", r.reason
+        assert r.cache == "-"
+    assert_ran_on_cuda()
+    assert set(backends_of()) == {"cublas", "cuda", "copy"}
+
+
+# -- writes ----------------------------------------------------------------------------------
+def write_reasons() -> list[str]:
+    return [r.reason for r in records("cuda") if r.kernel.startswith("s")]
+
+
+def test_setitem_basic_on_cuda(cuda):
+    rng = np.random.default_rng(8)
+    a = sample((4, 6), "float64", rng)
+    x = on_cuda(a)
+    lazy.log.clear()
+    x[1:3, ::2] = 5.0
+    a[1:3, ::2] = 5.0
+    x[0] = lazy.arange(6, device="cuda")
+    a[0] = np.arange(6)
+    x[::-1, -1] = x[:, 0]  # reads the old version
+    a[::-1, -1] = a[:, 0].copy()
+    x[2:, 1:3] = on_cuda(np.array([[9.0], [8.0]]))  # broadcast value from the device
+    a[2:, 1:3] = np.array([[9.0], [8.0]])
+    check(x, a)
+    assert_ran_on_cuda()
+    assert write_reasons() and all("; write " in r for r in write_reasons())
+
+
+def test_inplace_vs_copy_decision_is_logged(cuda):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = on_cuda(a)
+    memory = x._buf.array
+    lazy.log.clear()
+    x += 1
+    x[:, ::2] *= 3
+    x.sync()
+    assert x._buf.array is memory  # the device memory was reused
+    a += 1
+    a[:, ::2] *= 3
+    assert write_reasons() and all(r.endswith("; write in place") for r in write_reasons())
+    check(x, a)
+    # the old version is still read by a pending op: copied first
+    lazy.log.clear()
+    y = x * 2
+    x[0] = 100
+    x.sync()
+    assert write_reasons()[-1].endswith(
+        "; write copy: the old version is still read by 1 pending op(s)"), write_reasons()
+    check(y, a * 2)
+    a[0] = 100
+    check(x, a)
+    # a shift reads elements it overwrites: copied first, as NumPy's semantics need
+    lazy.log.clear()
+    x[1:] = x[:-1]
+    x.sync()
+    a[1:] = a[:-1].copy()
+    assert write_reasons()[-1].endswith("; write copy: the kernel reads elements it overwrites")
+    check(x, a)
+    assert x._buf.array is not memory
+
+
+def test_setitem_advanced_on_cuda(cuda):
+    """Integer-array and boolean-mask writes into a cuda tensor (NumPy's semantics)."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = on_cuda(a)
+    lazy.log.clear()
+    x[[0, 2]] = 7.0
+    a[[0, 2]] = 7.0
+    x[x > 7.5] = 0.0
+    a[a > 7.5] = 0.0
+    x[[1, 1, 2], [0, 3, 1]] = on_cuda(np.array([1.0, 2.0, 3.0], np.float32))
+    a[[1, 1, 2], [0, 3, 1]] = np.array([1.0, 2.0, 3.0], np.float32)
+    check(x, a)
+    assert_ran_on_cuda()
+    assert write_reasons()
+
+
+def test_advanced_indexing_read_on_cuda(cuda):
+    """Integer-array and boolean-mask reads of a cuda tensor: gathers on the device."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = on_cuda(a)
+    lazy.log.clear()
+    check(x[[2, 0]], a[[2, 0]])
+    check(x[x < 5], a[a < 5])
+    check(x[:, [3, 1]] * 2, a[:, [3, 1]] * 2)
+    assert_ran_on_cuda()
+
+
+def test_cuda_backend_runs_or_refuses_index_kernels(cuda):
+    """The scatter-at-positions and gather kernels advanced indexing makes: CUDABackend
+    either says it cannot run them (supports) or runs them right; never wrong values."""
+    base = np.zeros(6, np.float32)
+    x = lazy.asarray(base.copy(), device="cpu")
+    x[[4, 1]] = lazy.asarray(np.array([1.0, 2.0], np.float32), device="cpu")
+    g = lazy.asarray(np.arange(6, dtype=np.float32), device="cpu")[[2, 0, 5]]
+    base[[4, 1]] = [1.0, 2.0]
+    for t, want in ((x, base), (g, np.array([2.0, 0.0, 5.0], np.float32))):
+        [step] = plan([t._buf]).steps
+        ok, why = BE.supports(step.kernel)
+        if not ok:
+            continue  # refused with a reason: the scheduler reports it, nothing runs
+        ins = [None if b is None else cuda.asarray(b.array) for b in step.inputs]
+        outs = [cuda.zeros(b.size, b.dtype.np) for b in step.outputs]
+        if step.base is not None:  # a write: the kernel stores into the old version
+            outs = [cuda.asarray(step.base.array).copy()]
+        compiled, _ = BE.compile(step.kernel)
+        BE.run(compiled, step.kernel, step.launch, ins, outs)
+        np.testing.assert_array_equal(outs[0].get(), want, err_msg=f"{step.name} ({why})")
+    lazy.sync()
+
+
+# -- devices mixed in one op -----------------------------------------------------------------
+def test_mixing_devices_raises_at_build_time(cuda):
+    g = lazy.ones(3, device="cuda")
+    c = lazy.ones(3, device="cpu")
+    cases = [lambda: g + c, lambda: c * g, lambda: lazy.where(g > 0, g, c),
+             lambda: lazy.maximum(c, g), lambda: g @ c, lambda: c @ g,
+             lambda: g.__setitem__(slice(None), c), lambda: c.__setitem__(0, g[0]),
+             lambda: g.add_(c), lambda: g + np.ones(3, np.float32)]
+    for make in cases:
+        with pytest.raises(ValueError) as e:
+            make()
+        msg = str(e.value)
+        assert "cpu" in msg and "cuda" in msg and "device" in msg, msg
+    assert len(lazy.log) == 0  # nothing ran: the checks are at build time
+    check(g + g, np.full(3, 2, np.float32))  # and nothing pending was lost
+    np.testing.assert_array_equal(c.numpy(), np.ones(3, np.float32))
