@@ -29,6 +29,8 @@ class Primitive:
     floating: bool = False  # computes in float_result(dtype): exp, /, ...
     predicate: bool = False  # result is bool: comparisons
     bool_as_int: bool = False  # bool operands compute in int64 (NumPy uses int8)
+    result: DType | None = None  # fixed result dtype; operands compute in int64
+                                 # (the counter-based random ops: philox_*)
 
     def compute_dtype(self, dtype: DType) -> DType:
         """Dtype the operands are cast to, given their promoted dtype."""
@@ -37,6 +39,8 @@ class Primitive:
             allowed = ", ".join(kinds[k] for k in self.kinds)
             raise TypeError(f"{self.name} is not supported for {dtype.name} "
                             f"operands (it takes {allowed} tensors)")
+        if self.result is not None:
+            return int64
         if self.floating:
             return float_result(dtype)
         if self.bool_as_int and dtype.is_bool:
@@ -44,7 +48,100 @@ class Primitive:
         return dtype
 
     def result_dtype(self, compute: DType) -> DType:
+        if self.result is not None:
+            return self.result
         return bool_ if self.predicate else compute
+
+
+# -- counter-based random numbers: Philox4x32-10 --------------------------------------
+# Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC'11); the
+# constants and round structure of Random123's philox4x32_10. `rand`/`randn`
+# build philox_<kind>_<dtype>(counter, seed) over an iota, so every element's
+# value depends only on (seed, counter): the same on any thread count and on
+# any backend. Counter (lo, hi, 0, 0) is the int64 counter's two 32-bit
+# halves; the key is the int64 seed's. Words are 32-bit values held in uint64.
+PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1, rounds: int = 10):
+    """Random123's philox4x32_R, vectorized: every argument an array of 32-bit
+    values (any unsigned/int dtype, broadcast together); four uint64 arrays."""
+    c0, c1, c2, c3, k0, k1 = (np.asarray(x).astype(np.uint64) & _M32
+                              for x in np.broadcast_arrays(c0, c1, c2, c3, k0, k1))
+    m0, m1 = np.uint64(PHILOX_M[0]), np.uint64(PHILOX_M[1])
+    w0, w1 = np.uint64(PHILOX_W[0]), np.uint64(PHILOX_W[1])
+    s32 = np.uint64(32)
+    for r in range(rounds):
+        if r:
+            k0, k1 = (k0 + w0) & _M32, (k1 + w1) & _M32
+        p0, p1 = m0 * c0, m1 * c2  # < 2**64: exact
+        c0, c1, c2, c3 = (p1 >> s32) ^ c1 ^ k0, p1 & _M32, (p0 >> s32) ^ c3 ^ k1, p0 & _M32
+    return c0, c1, c2, c3
+
+
+def philox_words(counter, seed):
+    """The four output words for int64 `counter` and int64 `seed` (two's complement)."""
+    c = np.asarray(counter).astype(np.int64).astype(np.uint64)
+    k = np.asarray(seed).astype(np.int64).astype(np.uint64)
+    s32, zero = np.uint64(32), np.uint64(0)
+    return philox4x32(c & _M32, c >> s32, zero, zero, k & _M32, k >> s32)
+
+
+_TWO_PI = 6.283185307179586  # float64(2 pi)
+
+
+def _bits53(hi, lo):
+    """53 bits from two words: the top 53 of (hi << 32 | lo), as float64 (exact)."""
+    return ((hi << np.uint64(21)) | (lo >> np.uint64(11))).astype(np.float64)
+
+
+def _uniform32(counter, seed):
+    """float32 in [0, 1): word 0's top 24 bits * 2**-24."""
+    x0 = philox_words(counter, seed)[0]
+    return ((x0 >> np.uint64(8)).astype(np.float64) * 2.0 ** -24).astype(np.float32)
+
+
+def _uniform64(counter, seed):
+    """float64 in [0, 1): 53 bits of words 1:0 * 2**-53."""
+    x0, x1, _, _ = philox_words(counter, seed)
+    return _bits53(x1, x0) * 2.0 ** -53
+
+
+def cos_2pi(u):
+    """cos(2 pi u) for u in [0, 1), float64, reduced exactly: quadrant q = floor(4u),
+    r = u - q/4 in [0, 1/4), reflected to [0, 1/8] (swapping sin/cos), then
+    sin/cos of t = r * 2pi in [0, pi/4] (the one rounding every backend shares)."""
+    q = np.floor(u * 4.0)
+    r = u - q * 0.25
+    swap = r > 0.125
+    t = np.where(swap, 0.25 - r, r) * _TWO_PI
+    odd = (q == 1) | (q == 3)
+    v = np.where(odd == swap, np.cos(t), np.sin(t))
+    return np.where((q == 1) | (q == 2), -v, v)
+
+
+def box_muller(u1, u2):
+    """sqrt(-2 ln u1) * cos(2 pi u2) in float64; u1 in (0, 1], u2 in [0, 1)."""
+    return np.sqrt(-2.0 * np.log(u1)) * cos_2pi(u2)
+
+
+def _normal32(counter, seed):
+    """Box-Muller on words 0 (u1 = (w+1) 2**-32) and 1 (u2 = w 2**-32) in float64,
+    rounded once to float32."""
+    x0, x1, _, _ = philox_words(counter, seed)
+    u1 = (x0.astype(np.float64) + 1.0) * 2.0 ** -32
+    u2 = x1.astype(np.float64) * 2.0 ** -32
+    return box_muller(u1, u2).astype(np.float32)
+
+
+def _normal64(counter, seed):
+    """Box-Muller on 53-bit u1 (words 1:0, plus one: (0, 1]) and u2 (words 3:2)."""
+    x0, x1, x2, x3 = philox_words(counter, seed)
+    u1 = (_bits53(x1, x0) + 1.0) * 2.0 ** -53
+    u2 = _bits53(x3, x2) * 2.0 ** -53
+    return box_muller(u1, u2)
 
 
 def _p(name, arity, fn, **kw) -> Primitive:
@@ -82,7 +179,15 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("or", 2, np.bitwise_or, kinds="bi"),
     _p("xor", 2, np.bitwise_xor, kinds="bi"),
     _p("where", 3, np.where),  # where(cond: bool, a, b); compute dtype is a/b's
+    # (counter, seed) -> a random number; operands are cast to int64
+    _p("philox_uniform_f32", 2, _uniform32, kinds="i", result=float32),
+    _p("philox_uniform_f64", 2, _uniform64, kinds="i", result=float64),
+    _p("philox_normal_f32", 2, _normal32, kinds="i", result=float32),
+    _p("philox_normal_f64", 2, _normal64, kinds="i", result=float64),
 ]}
+
+RANDOM_OPS = {"uniform": {"float32": "philox_uniform_f32", "float64": "philox_uniform_f64"},
+              "normal": {"float32": "philox_normal_f32", "float64": "philox_normal_f64"}}
 
 
 @dataclass(frozen=True)
