@@ -10,6 +10,7 @@ i1 (i8 in memory), so boolean `add`/`mul` are logical or/and.
 
 Everything here is straight-line selects except integer `pow` (a square-
 and-multiply loop), so an inner loop made of these ops stays vectorizable.
+The `philox_*` random-number ops live in philox.py.
 """
 from __future__ import annotations
 
@@ -300,6 +301,14 @@ EMITTERS: dict[str, Emitter] = {
     "xor": lambda b, d, x, y: b.xor(x, y),
     "where": lambda b, d, c, x, y: b.select(c, x, y),
 }
+
+
+def _register_philox() -> None:
+    from .philox import EMITTERS as PHILOX  # counter-based rand/randn (philox.py)
+    EMITTERS.update(PHILOX)
+
+
+_register_philox()
 
 
 def emit_op(b: ir.IRBuilder, name: str, dtype: DType, args: list[ir.Value]) -> ir.Value:
