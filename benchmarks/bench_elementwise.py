@@ -32,7 +32,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -42,6 +41,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import lazy  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import cpu_model, time_calls  # noqa: E402,F401  (shared with bench_suite.py)
 
 try:
     import numexpr as ne
@@ -58,45 +60,6 @@ except ImportError:  # optional peer
 
 RTOL = 1e-4
 ATOL = 1e-4
-
-
-# ----------------------------------------------------------------- timing
-
-def time_calls(fn, repeat: int, budget_s: float, keep: bool = False):
-    """First call, then up to `repeat` more, stopping early (after at least 3)
-    once `budget_s` seconds have gone by. Returns (first_s, [steady_s], result).
-    With `keep`, every result stays alive until the end, so each call writes
-    into freshly allocated (not yet touched) memory."""
-    kept = []
-    t0 = time.perf_counter()
-    result = fn()
-    first = time.perf_counter() - t0
-    steady: list[float] = []
-    spent = first
-    for i in range(repeat):
-        if keep:
-            kept.append(result)
-        t0 = time.perf_counter()
-        result = fn()
-        dt = time.perf_counter() - t0
-        steady.append(dt)
-        spent += dt
-        if i >= 2 and spent > budget_s:
-            break
-    return first, steady, result
-
-
-# ----------------------------------------------------------------- machine
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def machine_info() -> list[str]:
