@@ -107,6 +107,8 @@ def op_expr(name: str, d: DType, args: list[str]) -> str:
         return f"(({ctype(d)})({args[0]} {sym} {args[1]}))"
     if name == "where":
         return f"({args[0]} ? {args[1]} : {args[2]})"
+    if name.startswith("philox_"):  # (counter, seed) -> random number: prelude.py
+        return f"lz_{name}({args[0]}, {args[1]})"
     raise NotImplementedError(f"no CUDA lowering for op {name!r}")
 
 

@@ -19,6 +19,14 @@ the reference, as in cpu_backend/lowering.py):
 - bool is `bool` in registers and one byte (0/1) in memory.
 Kernels are compiled with --fmad=false so `a*b+c` is rounded twice, as
 NumPy computes it.
+
+Random numbers (`philox_*`, behind `rand`/`randn`): Philox4x32-10 on
+(counter lo, hi, 0, 0) with the seed's halves as key, word to float exactly
+as the NumPy reference in scheduler/ops.py (and cpu_backend/philox.py), so
+uniforms are the same bits on every backend; normals are Box-Muller in
+double with the same exact reduction of cos(2 pi u2), so they differ only by
+the last-ulp errors of log/sin/cos. The 32x32 high product is `__umulhi`
+under NVRTC and a 64-bit product in the host emulation.
 """
 
 PRELUDE = r"""
@@ -153,6 +161,62 @@ LZ_D int lz_f2i32(double x) {
 LZ_D i64 lz_f2i64(double x) {
   return (x >= -9223372036854775808.0 && x < 9223372036854775808.0)
       ? (i64)x : (i64)(-9223372036854775807LL - 1);
+}
+
+/* counter-based random numbers: Philox4x32-10 (Random123's philox4x32_10) */
+LZ_D unsigned lz_umulhi(unsigned a, unsigned b) {
+#ifdef __CUDACC__
+  return __umulhi(a, b);
+#else
+  return (unsigned)(((u64)a * b) >> 32);
+#endif
+}
+LZ_D void lz_philox(i64 counter, i64 seed, unsigned* w) {
+  unsigned c0 = (unsigned)(u64)counter, c1 = (unsigned)((u64)counter >> 32), c2 = 0u, c3 = 0u;
+  unsigned k0 = (unsigned)(u64)seed, k1 = (unsigned)((u64)seed >> 32);
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    unsigned hi0 = lz_umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    unsigned hi1 = lz_umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
+  }
+  w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;
+}
+/* the top 53 bits of (hi << 32 | lo), exactly */
+LZ_D double lz_bits53(unsigned hi, unsigned lo) {
+  return (double)(i64)(((u64)hi << 21) | (u64)(lo >> 11));
+}
+/* cos(2 pi u), u in [0, 1): exact quadrant reduction, t = r * 2pi in [0, pi/4] */
+LZ_D double lz_cos_2pi(double u) {
+  double q = floor(u * 4.0);
+  double r = u - q * 0.25;
+  bool swap = r > 0.125;
+  double t = (swap ? 0.25 - r : r) * 6.283185307179586;
+  int qi = (int)q;
+  double v = (((qi & 1) != 0) == swap) ? cos(t) : sin(t);
+  return (qi == 1 || qi == 2) ? -v : v;
+}
+LZ_D double lz_box_muller(double u1, double u2) {
+  return sqrt(-2.0 * log(u1)) * lz_cos_2pi(u2);
+}
+LZ_D float lz_philox_uniform_f32(i64 c, i64 s) {
+  unsigned w[4]; lz_philox(c, s, w);
+  return (float)(w[0] >> 8) * 5.9604644775390625e-08f;  /* 2**-24 */
+}
+LZ_D double lz_philox_uniform_f64(i64 c, i64 s) {
+  unsigned w[4]; lz_philox(c, s, w);
+  return lz_bits53(w[1], w[0]) * 1.1102230246251565404236316680908203125e-16;  /* 2**-53 */
+}
+LZ_D float lz_philox_normal_f32(i64 c, i64 s) {
+  unsigned w[4]; lz_philox(c, s, w);
+  const double k = 2.3283064365386962890625e-10;  /* 2**-32 */
+  return (float)lz_box_muller(((double)w[0] + 1.0) * k, (double)w[1] * k);
+}
+LZ_D double lz_philox_normal_f64(i64 c, i64 s) {
+  unsigned w[4]; lz_philox(c, s, w);
+  const double k = 1.1102230246251565404236316680908203125e-16;  /* 2**-53 */
+  return lz_box_muller((lz_bits53(w[1], w[0]) + 1.0) * k, lz_bits53(w[3], w[2]) * k);
 }
 
 /* warp shuffles for the reduction combine (bool travels as int) */
