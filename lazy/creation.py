@@ -1,15 +1,16 @@
 """Creation functions, with PyTorch's float32 default for floating data.
 
 Constants (`zeros`, `ones`, `full`) and ranges (`arange`, `linspace`,
-`eye`) are pending nodes that fuse into whatever reads them. `tensor`
-copies its data; `asarray` shares a NumPy array's memory when it can.
-Random tensors are drawn at creation from NumPy's PCG64 generator seeded
-by `manual_seed` (docs/semantics.md says why).
+`eye`) are pending nodes that fuse into whatever reads them, and so are
+random tensors (`rand`, `randn`: a counter-based generator, Philox4x32-10,
+evaluated inside the kernels that read them). `tensor` copies its data;
+`asarray` shares a NumPy array's memory when it can.
 """
 from __future__ import annotations
 
 import math
 import operator
+import os
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from scheduler import backends
 from scheduler.dtypes import DEFAULT_FLOAT, DType, as_dtype, bool_, float64, int64
 from scheduler.graph import Buffer
 from scheduler.log import log
+from scheduler.ops import RANDOM_OPS
 from scheduler.view import View
 
 from . import elementwise, runtime
@@ -175,30 +177,58 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: object = None,
     return elementwise.cast((cols - rows) == k, as_dtype(dtype or DEFAULT_FLOAT))
 
 
-_rng = np.random.default_rng()
+# -- random numbers: counter-based, generated inside kernels --------------------------
+# A random tensor is philox_<kind>_<dtype>(counter, seed) over `offset + flat
+# index` (an iota): a pending elementwise node that fuses into its readers
+# like `arange`. The generator is (seed, offset); each call takes the next
+# `size` counters, so consecutive calls differ and a seed replays the same
+# sequence, whatever the thread count, backend or device (docs/semantics.md).
+_seed: int | None = None  # int64 bit pattern of the 64-bit seed; None: not drawn yet
+_offset = 0               # first counter of the next random tensor
 
 
 def manual_seed(seed: int) -> None:
-    """Seed `rand` and `randn` (NumPy's PCG64 generator)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+    """Seed `rand` and `randn` and restart their counter (any int; taken mod 2**64)."""
+    global _seed, _offset
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}") from None
+    seed &= (1 << 64) - 1
+    _seed = seed - (1 << 64) if seed >= 1 << 63 else seed
+    _offset = 0
 
 
-def _random(draw, shape: tuple, dtype: object, device: object) -> Tensor:
+def _next_counters(n: int) -> tuple[int, int]:
+    """(seed, first counter) for `n` new numbers; an unseeded generator seeds from
+    os.urandom on first use."""
+    global _offset
+    if _seed is None:
+        manual_seed(int.from_bytes(os.urandom(8), "little"))
+    first = _offset
+    _offset = (_offset + n) % (1 << 63)  # counters are int64; wrapping takes 2**63 numbers
+    return _seed, first
+
+
+def _random(kind: str, shape: tuple, dtype: object, device: object) -> Tensor:
     shape = _shape(shape)
     d = as_dtype(dtype or DEFAULT_FLOAT)
     if not d.is_float:
         raise TypeError(f"random tensors must be floating, got dtype {d.name}")
     dev = resolve_device(device)
-    flat = draw(math.prod(shape), d.np)
-    return _placed(Tensor._wrap(Buffer.realized(flat, "cpu", d), View.contiguous(shape)), dev)
+    n = math.prod(shape)
+    seed, first = _next_counters(n)
+    counter = _iota(n, dev)
+    if first:
+        counter = counter + first
+    return elementwise.apply(RANDOM_OPS[kind][d.name], counter.reshape(shape), seed)
 
 
 def rand(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Uniform on [0, 1)."""
-    return _random(lambda n, dt: _rng.random(n, dtype=dt), shape, dtype, device)
+    """Uniform on [0, 1): Philox4x32-10, generated where it is used (pending)."""
+    return _random("uniform", shape, dtype, device)
 
 
 def randn(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Standard normal."""
-    return _random(lambda n, dt: _rng.standard_normal(n, dtype=dt), shape, dtype, device)
+    """Standard normal (Box-Muller on Philox4x32-10), generated where it is used."""
+    return _random("normal", shape, dtype, device)

@@ -30,7 +30,8 @@ from scheduler.view import View
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 BE = CPUBackend()
-TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"}
+TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow",
+                  "philox_normal_f32", "philox_normal_f64"}  # Box-Muller: log, sin, cos
 EXACT_OPS = sorted(set(ELEMENTWISE) - TRANSCENDENTAL)
 SMOOTH_OPS = ["add", "sub", "mul", "maximum", "minimum", "neg", "abs", "copy"]
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
 def test_kernel_record_fields_and_user_location():
-    x = lazy.rand(1000)
+    x = lazy.asarray(np.random.default_rng(0).random(1000, dtype=np.float32))
     y = lazy.sin(x) * 2  # noqa: this line is the op's `where`
     op_line = sys._getframe().f_lineno - 1
     lazy.sync()
