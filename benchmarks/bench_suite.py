@@ -920,7 +920,7 @@ def report(res, extra, args):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer calls and smaller side measurements (~1 min)")
+    p.add_argument("--quick", action="store_true", help="3 rounds, 10k-op chain, fewer side calls (~1 min on an idle machine)")
     p.add_argument("--only", default="", help="comma-separated workloads, e.g. W3,W4 (W1-W6, W8; "
                    "'extra' for the lazyrt-only measurements)")
     p.add_argument("--repeat", type=int, default=None, help="timed rounds after the first call "
