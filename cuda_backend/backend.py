@@ -121,6 +121,12 @@ class CUDABackend:
                 if isinstance(e, Reduced):
                     return False, "Reduced inside its own reduction"
         for o in kernel.outputs:
+            if o.pos is not None and red is not None:
+                return False, "stores at computed positions in a reduction kernel"
+        for e in postorder(roots):
+            if type(e).__name__ == "Gather" and kernel.inputs[e.input].iota:
+                return False, f"Gather from iota input {e.input} (no memory to read)"
+        for o in kernel.outputs:
             for e in postorder([o.expr]):
                 if isinstance(e, Load) and red is not None \
                         and kernel.inputs[e.input].space == "full":

@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler.dtypes import DType, bool_, int64, result_type
-from scheduler.kernel_ir import Cast, Expr, Kernel, Load, Op, Reduced, Scalar, arg_layout, postorder
+from scheduler.kernel_ir import (Cast, Expr, Gather, Kernel, Load, Op, Reduced, Scalar,
+                                arg_layout, postorder)
 from scheduler.ops import ELEMENTWISE
 
 from .prelude import PRELUDE
@@ -225,6 +226,10 @@ class _Gen:
                 expr = cast(op_expr(e.name, comp, args), prim.result_dtype(comp), e.dtype)
             elif isinstance(e, Cast):
                 expr = cast(vals[id(e.x)], e.x.dtype, e.dtype)
+            elif isinstance(e, Gather):  # advanced indexing: a read at a computed position
+                read = f"in{e.input}[{vals[id(e.pos)]}]"
+                d = self.k.inputs[e.input].dtype
+                expr = cast(f"({read} != 0)" if d.is_bool else read, d, e.dtype)
             else:
                 expr, d = leaf(e)
                 expr = cast(expr, d, e.dtype)
@@ -247,7 +252,8 @@ class _Gen:
     def store(self, vals: dict[int, str], idx: list[str], ind: int) -> None:
         for n, o in enumerate(self.k.outputs):
             slot = self.lay.outputs[n]
-            pos = self.dot(self.a(slot.offset), idx, slot, 0, o.inner)
+            pos = vals[id(o.pos)] if o.pos is not None else \
+                self.dot(self.a(slot.offset), idx, slot, 0, o.inner)
             v = cast(vals[id(o.expr)], o.expr.dtype, o.dtype)
             self.emit(f"out{n}[{pos}] = ({mtype(o.dtype)})({v});", ind)
 
@@ -271,7 +277,9 @@ class _Gen:
             if isinstance(e, Reduced):
                 return reduced, e.dtype
             raise TypeError(e)
-        self.store(self.evaluate([o.expr for o in self.k.outputs], leaf, ind), idx, ind)
+        roots = [o.expr for o in self.k.outputs] + [o.pos for o in self.k.outputs
+                                                     if o.pos is not None]
+        self.store(self.evaluate(roots, leaf, ind), idx, ind)
 
     # -- kernels -----------------------------------------------------------------------
     def header(self) -> None:
@@ -285,9 +293,15 @@ class _Gen:
 
     def elementwise(self) -> None:
         self.header()
-        self.emit("const u64 step = (u64)blockDim.x * gridDim.x;", 1)
-        self.emit("for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < n_out; "
-                  "t += step) {", 1)
+        if any(o.pos is not None for o in self.k.outputs):
+            # stores at computed positions run in order on one thread, so the
+            # last of duplicate positions wins, as in NumPy
+            self.emit("if (blockIdx.x != 0 || threadIdx.x != 0) return;", 1)
+            self.emit("for (u64 t = 0; t < n_out; ++t) {", 1)
+        else:
+            self.emit("const u64 step = (u64)blockDim.x * gridDim.x;", 1)
+            self.emit("for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < n_out; "
+                      "t += step) {", 1)
         idx = self.unravel("t", 0, self.k.n_out, "i", 2)
         self.out_space(idx, 2)
         self.emit("}", 1)

@@ -92,6 +92,8 @@ def plan_launch(kernel: Kernel, launch: Launch, sms: int, mode: int | None = Non
         return max(1, min(units, cap))
 
     if kernel.reduce is None:
+        if any(o.pos is not None for o in kernel.outputs):  # one thread, in order
+            return LaunchPlan((Call(ELEMENTWISE, 1, block),), 0, n_out, 0)
         return LaunchPlan((Call(ELEMENTWISE, grid(-(-n_out // block)), block),), 0, n_out, 0)
     if mode is None:
         mode = choose_mode(kernel, launch, sms)

@@ -52,9 +52,15 @@ def positions(t: Tensor, key: object) -> np.ndarray:
     return element_positions(t)[tuple(_host_index(k) for k in key)]
 
 
+def positions_tensor(pos: np.ndarray, device: str) -> Tensor:
+    """Host-computed element positions, on `device` (a logged transfer off the CPU)."""
+    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), "cpu")
+    return p if device == "cpu" else p.to(device)
+
+
 def gather(t: Tensor, pos: np.ndarray) -> Tensor:
     """A new tensor of `t`'s values at storage positions `pos` (a copy, as NumPy's)."""
-    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), t.device)
+    p = positions_tensor(pos, t.device)
     base = t._buf
     return runtime.make("gather", ((base, View((base.size,), (1,), 0)), (p._buf, p._view)),
                         None, t.dtype, tuple(pos.shape), t.device)

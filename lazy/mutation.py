@@ -73,7 +73,8 @@ def write_positions(t: Tensor, pos: np.ndarray, value: object) -> None:
     """Write `value` at element positions `pos` of `t`'s storage (advanced indexing)."""
     base = t._buf
     v = _value(value, base.dtype, pos.shape, t.device)
-    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), t.device)
+    from .indexing import positions_tensor
+    p = positions_tensor(pos, t.device)
     runtime.new_version(t._storage, ((base, View((base.size,), (1,), 0)), (v._buf, v._view),
                                      (p._buf, p._view)), None)
 

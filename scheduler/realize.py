@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -18,6 +20,7 @@ from .graph import Buffer, host_view
 from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .pool import pool
+from .schedule_cache import cache as schedule_cache, graph_key, instantiate, templatize
 from .lowering import Step, lower
 from .passes import fold_constants, gather, merge_duplicates
 
@@ -33,10 +36,17 @@ class Schedule:
     merged: int
     folded: int
     aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)  # (requested dup, first)
+    cached: bool = False  # the plan came from the schedule cache
 
 
 def plan(targets: list[Buffer]) -> Schedule:
+    """Passes, fusion and lowering; a graph with a known structure reuses its plan."""
     order = gather(targets)
+    key, externals = graph_key(order, targets)
+    template = schedule_cache.get(key)
+    if template is not None:
+        steps, aliases = instantiate(template, order, externals)
+        return Schedule(steps, template.nodes, template.merged, template.folded, aliases, True)
     kept, alias = merge_duplicates(order)
     folded = fold_constants(kept)
     requested = {id(alias.get(id(t), t)) for t in targets}
@@ -45,13 +55,18 @@ def plan(targets: list[Buffer]) -> Schedule:
     # A duplicate someone asked for gets its own copy: two tensors computed
     # separately must not share storage (writes through one would show in the other).
     aliases = [(t, alias[id(t)]) for t in targets if id(t) in alias]
-    return Schedule(steps, len(order), len(order) - len(kept), folded, aliases)
+    merged = len(order) - len(kept)
+    schedule_cache.put(key, templatize(steps, aliases, order, externals, len(order), merged,
+                                       folded))
+    return Schedule(steps, len(order), merged, folded, aliases)
 
 
 def _nbytes(step: Step) -> int:
+    """Bytes read and written; a read through a view counts only what it touches."""
     out = sum(b.size * b.dtype.itemsize for b in step.outputs)
     if step.launch is None:
-        return out + sum(b.size * b.dtype.itemsize for b in step.inputs)
+        return out + sum(min(b.size, v.size) * b.dtype.itemsize
+                         for b, v in step.group.root.node.srcs)
     n = 1
     for s in step.launch.shape:
         n *= s
@@ -64,17 +79,19 @@ def _allocate(backend, buf: Buffer) -> np.ndarray:
     return arr if arr is not None else backend.allocate(buf.size, buf.dtype)
 
 
-def _write_target(step: Step, held: set[int]) -> tuple[np.ndarray, str]:
+def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray, str]:
     """The array a write's kernel stores into: the old version's memory, or a copy."""
-    ok, why = can_write_in_place(step, held)
+    ok, why = can_write_in_place(step, held())
     return (step.base.array if ok else step.base.array.copy()), why
 
 
-def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) -> None:
+def _run_step(step: Step, sync_id: int, cause: str, where: str,
+              held: Callable[[], set[int]]) -> None:
     root = step.group.root
     device = root.device
     if step.kernel is None:  # extern: a transfer or a library call
         node = root.node
+        nbytes = _nbytes(step)
         t = time.perf_counter()
         if node.op == "to_device":
             (src, view), = node.srcs
@@ -94,7 +111,7 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) 
             reason = f"extern {node.op}: NumPy's BLAS ({blas_name()})"
         root.node = None
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
-                                    reason, "-", 0.0, run_ms, _nbytes(step)))
+                                    reason, "-", 0.0, run_ms, nbytes))
         return
     backend, reason = choose(step.kernel, device)
     if step.base is not None:
@@ -125,14 +142,16 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str, held: set[int]) 
 
 
 def realize(targets: list[Buffer], cause: str, where: str,
-            held: set[int] = frozenset()) -> SyncRecord:
+            held: Callable[[], set[int]] = frozenset) -> SyncRecord:
     """Compute every pending buffer in `targets` (and what they need).
 
-    `held` holds the ids of buffers live tensors still view: values a write
-    must not overwrite even if this sync does not ask for them.
+    `held()` gives the ids of buffers live tensors still view: values a
+    write must not overwrite even if this sync does not ask for them. It is
+    called only when a write runs (it walks every live tensor).
     """
     t0 = time.perf_counter()
     sched = plan(targets)
+    held = lru_cache(maxsize=1)(held)  # computed once per sync, if at all
     sync_id = log.new_sync_id()
     done = 0
     try:
@@ -152,6 +171,7 @@ def realize(targets: list[Buffer], cause: str, where: str,
             if not first.pending and dup.pending:
                 dup.array, dup.node = first.array.copy(), None
         rec = SyncRecord(sync_id, cause, where, sched.nodes, done,
-                         (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded)
+                         (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded,
+                         "hit" if sched.cached else "miss")
         log.add_sync(rec)
     return rec
