@@ -45,6 +45,7 @@ class CPUBackend:
         self._jit = jit
         self.launcher = Launcher(num_threads)
         self.loop_order = loop_order
+        self._supported: dict[int, tuple[Kernel, tuple[bool, str]]] = {}
 
     @property
     def jit(self) -> JIT:
@@ -64,11 +65,22 @@ class CPUBackend:
         return True, f"llvmlite JIT for {self.jit.tm.triple} ({_cpu_name()})"
 
     def supports(self, kernel: Kernel) -> tuple[bool, str]:
-        """(True, note) or (False, why): never raises, whatever the kernel."""
+        """(True, note) or (False, why): never raises, whatever the kernel.
+
+        Remembered per kernel object: the scheduler asks before every run,
+        and a reused schedule runs the same Kernel objects again.
+        """
+        hit = self._supported.get(id(kernel))
+        if hit is not None and hit[0] is kernel:
+            return hit[1]
         try:
-            return _check(kernel)
+            answer = _check(kernel)
         except Exception as e:  # noqa: BLE001 - a malformed kernel is "unsupported"
-            return False, f"malformed kernel: {type(e).__name__}: {e}"
+            answer = False, f"malformed kernel: {type(e).__name__}: {e}"
+        if len(self._supported) >= 4096:
+            self._supported.pop(next(iter(self._supported)))
+        self._supported[id(kernel)] = (kernel, answer)
+        return answer
 
     def compile(self, kernel: Kernel) -> tuple[Any, CompileInfo]:
         return self.jit.compile(kernel)

@@ -83,9 +83,9 @@ def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     if tensors:
         bufs = list({id(t._buf): t._buf for t in tensors if t._buf.pending}.values())
         if bufs:
-            realize(bufs, _cause, where, held())
+            realize(bufs, _cause, where, held)
         return
-    realize(live_pending(), _cause, where, held())
+    realize(live_pending(), _cause, where, held)
     _pending_nodes = 0
 
 
@@ -100,4 +100,4 @@ def implicit_sync(t: "Tensor", what: str) -> None:
         raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
     if mode == "warn":
         warnings.warn(message, stacklevel=3)
-    realize([t._buf], f"implicit: {what}", where, held())
+    realize([t._buf], f"implicit: {what}", where, held)

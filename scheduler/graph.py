@@ -48,6 +48,11 @@ def user_location() -> str:
     return "<unknown>"
 
 
+def const_key(value: object) -> tuple[str, str]:
+    """A constant by exact value: repr keeps -0.0 apart from 0.0, and 1 from 1.0 and True."""
+    return type(value).__name__, repr(value)
+
+
 class Node:
     """One deferred op. `op` is an elementwise primitive name or one of
     'cast', 'const', 'iota', 'reduce', 'matmul'."""

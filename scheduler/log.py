@@ -50,11 +50,12 @@ class SyncRecord:
     ms: float
     merged: int = 0   # duplicate nodes merged
     folded: int = 0   # nodes folded to constants
+    schedule: str = "miss"  # "hit": the plan came from the schedule cache
 
     def line(self) -> str:
         return (f"[lazy] sync {self.id} ({self.cause}) at {self.where}: {self.nodes} nodes, "
                 f"{self.merged} merged, {self.folded} folded -> {self.kernels} kernels "
-                f"in {self.ms:.2f} ms")
+                f"in {self.ms:.2f} ms (schedule {self.schedule})")
 
 
 @dataclass
@@ -65,6 +66,7 @@ class Counters:
     cache_misses: int = 0
     implicit_syncs: int = 0
     auto_syncs: int = 0
+    schedule_hits: int = 0
     fallbacks: int = 0
     transfers: int = 0
     transfer_bytes: int = 0
@@ -111,6 +113,7 @@ class Log:
             self.counters.syncs += 1
             self.counters.implicit_syncs += rec.cause.startswith("implicit")
             self.counters.auto_syncs += rec.cause.startswith("auto")
+            self.counters.schedule_hits += rec.schedule == "hit"
         self._emit(rec.line())
 
     def note(self, text: str) -> None:

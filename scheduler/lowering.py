@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .dtypes import DType
 from .fusion import Group
-from .graph import Buffer
+from .graph import Buffer, const_key
 from .kernel_ir import (Cast, Expr, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
                         Reduced, Scalar)
 from .ops import REDUCTIONS
@@ -66,7 +66,7 @@ class _Builder:
         return Load(self.input_index[key], dtype)
 
     def _scalar(self, value: object, dtype: DType) -> Scalar:
-        key = (type(value).__name__, value, dtype)
+        key = (const_key(value), dtype)
         if key not in self.scalar_index:
             self.scalar_index[key] = len(self.scalars)
             self.scalars.append((dtype, value))

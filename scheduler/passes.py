@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import Buffer, Node
+from .graph import Buffer, Node, const_key
 from .ops import ELEMENTWISE
 
 
@@ -41,9 +41,7 @@ def gather(targets: list[Buffer]) -> list[Buffer]:
 
 
 def _key(node: Node) -> tuple:
-    arg = node.arg
-    if node.op == "const":  # 1 and 1.0 and True hash alike; keep them apart
-        arg = (type(arg).__name__, arg)
+    arg = const_key(node.arg) if node.op == "const" else node.arg
     return (node.op, arg, node.dtype, node.shape,
             tuple((id(b), v) for b, v in node.srcs))
 

@@ -1,0 +1,131 @@
+"""Reusing whole schedules: a loop that builds the same graph skips planning.
+
+A training step or a simulation loop builds the same graph every
+iteration. Its key is the graph's structure: ops, static arguments and
+constant values, dtypes, shapes, devices, every view, where each op was
+built, which inputs are the same storage, and which buffers the sync asked
+for. Sizes are in the views, so a new shape is a new key. On a hit the
+stored plan is re-instantiated over the new graph's buffers: the passes,
+fusion and lowering are skipped, and kernels come from the backends'
+caches. What depends on run-time state (in-place or copy for writes,
+memory recycling) is still decided when each kernel runs.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .fusion import Group
+from .graph import Buffer, const_key
+from .lowering import Step
+
+Ref = int  # >= 0: index into the gathered order; < 0: -(j + 1) into the external inputs
+
+
+def graph_key(order: list[Buffer], targets: list[Buffer]) -> tuple[tuple, list[Buffer]]:
+    """(structural key, realized inputs in canonical order) of a gathered graph."""
+    index = {id(b): i for i, b in enumerate(order)}
+    ext_index: dict[int, int] = {}
+    externals: list[Buffer] = []
+    parts = []
+    for b in order:
+        n = b.node
+        srcs = []
+        for sb, v in n.srcs:
+            i = index.get(id(sb))
+            if i is None:
+                j = ext_index.get(id(sb))
+                if j is None:
+                    j = ext_index[id(sb)] = len(externals)
+                    externals.append(sb)
+                srcs.append((-j - 1, sb.dtype, sb.size, sb.device, v))
+            else:
+                srcs.append((i, v))
+        arg = const_key(n.arg) if n.op == "const" else n.arg
+        parts.append((n.op, arg, n.dtype, n.shape, b.device, n.where, tuple(srcs)))
+    wanted = tuple(sorted(index[id(t)] for t in targets))
+    return (tuple(parts), wanted), externals
+
+
+@dataclass(frozen=True)
+class _StepTemplate:
+    name: str
+    kind: str
+    why: str
+    root: Ref
+    members: tuple[Ref, ...]
+    reduce: Ref | None
+    inputs: tuple[Ref | None, ...]
+    base: Ref | None
+    kernel: object
+    launch: object
+    ops: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Template:
+    steps: tuple[_StepTemplate, ...]
+    aliases: tuple[tuple[Ref, Ref], ...]
+    nodes: int
+    merged: int
+    folded: int
+
+
+def templatize(steps: list[Step], aliases: list, order: list[Buffer], externals: list[Buffer],
+               nodes: int, merged: int, folded: int) -> Template:
+    index = {id(b): i for i, b in enumerate(order)}
+    index.update({id(b): -j - 1 for j, b in enumerate(externals)})
+
+    def ref(b: Buffer | None) -> Ref | None:
+        return None if b is None else index[id(b)]
+
+    return Template(tuple(
+        _StepTemplate(s.name, s.group.kind, s.group.why, ref(s.group.root),
+                      tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
+                      tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops)
+        for s in steps), tuple((ref(d), ref(f)) for d, f in aliases), nodes, merged, folded)
+
+
+def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tuple[list, list]:
+    """(steps, aliases) of the template over this graph's buffers."""
+    def buf(r: Ref | None) -> Buffer | None:
+        return None if r is None else (order[r] if r >= 0 else externals[-r - 1])
+
+    steps = []
+    for s in t.steps:
+        root = buf(s.root)
+        group = Group(root=root, why=s.why, kind=s.kind,
+                      members=[buf(m) for m in s.members], reduce=buf(s.reduce))
+        steps.append(Step(s.name, group, [root], [buf(i) for i in s.inputs], s.kernel,
+                          s.launch, s.ops, buf(s.base)))
+    return steps, [(buf(d), buf(f)) for d, f in t.aliases]
+
+
+class ScheduleCache:
+    """A bounded LRU map from graph keys to templates."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self._map: OrderedDict[tuple, Template] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Template | None:
+        with self._lock:
+            t = self._map.get(key)
+            if t is not None:
+                self._map.move_to_end(key)
+            return t
+
+    def put(self, key: tuple, template: Template) -> None:
+        with self._lock:
+            self._map[key] = template
+            while len(self._map) > self.size:
+                self._map.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._map.clear()
+
+
+cache = ScheduleCache()

@@ -1,0 +1,90 @@
+"""The schedule cache: same graph structure reuses its plan; anything else re-plans."""
+import numpy as np
+import pytest
+
+import lazy
+
+pytestmark = pytest.mark.usefixtures("fresh_log")
+
+
+def last_sync():
+    return lazy.log.syncs[-1]
+
+
+def step(x, y, k=2.0):
+    a = x * k + y
+    return lazy.sqrt(lazy.abs(lazy.exp(a) - 1)) / 2 - x
+
+
+def ref(x, y, k=2.0):
+    a = x * k + y
+    return np.sqrt(np.abs(np.exp(a) - 1)) / 2 - x
+
+
+def test_repeated_graph_reuses_the_plan_with_new_data():
+    for i in range(4):
+        x, y = lazy.rand(50), lazy.rand(50)
+        z = step(x, y)
+        lazy.sync(z)
+        assert last_sync().schedule == ("miss" if i == 0 else "hit")
+        np.testing.assert_allclose(z.numpy(), ref(x.numpy(), y.numpy()), rtol=1e-5)
+    assert lazy.log.counters.schedule_hits == 3
+    assert [k.cache for k in lazy.log][-1] == "hit"
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "view", "constant", "negative zero",
+                                    "same input twice", "requested set"])
+def test_anything_structural_misses_and_stays_correct(change):
+    x, y = lazy.rand(40), lazy.rand(40)
+    lazy.sync(step(x, y))
+    if change == "shape":
+        x, y = lazy.rand(41), lazy.rand(41)
+        z, want = step(x, y), None
+    elif change == "dtype":
+        x, y = lazy.rand(40, dtype=lazy.float64), lazy.rand(40, dtype=lazy.float64)
+        z = step(x, y)
+    elif change == "view":
+        x, y = lazy.rand(80)[::2], lazy.rand(40)
+        z = step(x, y)
+    elif change == "constant":
+        z = step(x, y, k=3.0)
+        want = ref(x.numpy(), y.numpy(), k=3.0)
+    elif change == "negative zero":
+        x = x + 0.5                      # strictly positive
+        z0 = 1 / (x * 0.0)               # +0.0 -> +inf
+        lazy.sync(z0)
+        z = 1 / (x * -0.0)               # -0.0 -> -inf: must not reuse the 0.0 plan
+        lazy.sync(z)
+        assert last_sync().schedule == "miss"
+        assert np.all(np.isneginf(z.numpy())) and np.all(np.isposinf(z0.numpy()))
+        return
+    elif change == "same input twice":
+        z = step(x, x)
+        want = ref(x.numpy(), x.numpy())
+    else:  # one more tensor asked for: a different set of outputs
+        a = x * 2.0 + y
+        z = lazy.sqrt(lazy.abs(lazy.exp(a) - 1)) / 2 - x
+        lazy.sync(z, a)
+        assert last_sync().schedule == "miss"
+        np.testing.assert_allclose(a.numpy(), x.numpy() * 2 + y.numpy(), rtol=1e-6)
+        return
+    lazy.sync(z)
+    assert last_sync().schedule == "miss"
+    if change in ("shape", "dtype", "view"):
+        want = ref(x.numpy(), y.numpy())
+    np.testing.assert_allclose(z.numpy(), want, rtol=1e-5)
+
+
+def test_writes_still_decide_in_place_at_run_time():
+    x = lazy.zeros(100)
+    for i in range(3):
+        x += 1
+        lazy.sync()
+    assert last_sync().schedule == "hit"
+    assert list(lazy.log)[-1].reason.endswith("write in place")
+    keep = x * 1            # now a pending reader of the current version...
+    x += 1                  # ...so this write must copy, although its plan is cached
+    lazy.sync(x)
+    assert list(lazy.log)[-1].reason.endswith("still read by 1 pending op(s)")
+    np.testing.assert_array_equal(x.numpy(), np.full(100, 4.0))
+    np.testing.assert_array_equal(keep.numpy(), np.full(100, 3.0))
