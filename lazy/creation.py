@@ -221,14 +221,16 @@ def _random(kind: str, shape: tuple, dtype: object, device: object) -> Tensor:
     counter = _iota(n, dev)
     if first:
         counter = counter + first
-    return elementwise.apply(RANDOM_OPS[kind][d.name], counter.reshape(shape), seed)
+    t = elementwise.apply(RANDOM_OPS[kind][d.name], counter.reshape(shape), seed)
+    runtime.sync(t, _cause=f"creation: {'rand' if kind == 'uniform' else 'randn'}")
+    return t
 
 
 def rand(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Uniform on [0, 1): Philox4x32-10, generated where it is used (pending)."""
+    """Uniform on [0, 1) (Philox4x32-10), drawn now by a logged kernel."""
     return _random("uniform", shape, dtype, device)
 
 
 def randn(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Standard normal (Box-Muller on Philox4x32-10), generated where it is used."""
+    """Standard normal (Box-Muller on Philox4x32-10), drawn now by a logged kernel."""
     return _random("normal", shape, dtype, device)

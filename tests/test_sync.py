@@ -10,8 +10,13 @@ import lazy
 pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
+def data(*shape):
+    """Ready-made inputs (random tensors are drawn, and logged, at creation)."""
+    return lazy.asarray(np.random.default_rng(0).random(shape, dtype=np.float32))
+
+
 def test_nothing_runs_before_sync():
-    x = lazy.rand(100)
+    x = data(100)
     y = lazy.exp(x) * 2 + x.sum()
     z = y.reshape(10, 10).T[2:, ::-1].max(axis=0)
     assert len(lazy.log) == 0 and lazy.log.syncs == []
@@ -23,7 +28,7 @@ def test_nothing_runs_before_sync():
 
 
 def test_sync_without_arguments_realizes_every_live_tensor_in_one_schedule():
-    x = lazy.rand(10)
+    x = data(10)
     a, b, c = x + 1, x * 2, lazy.sqrt(x)
     lazy.sync()
     assert len(lazy.log.syncs) == 1
@@ -90,7 +95,7 @@ def test_implicit_sync_warn_and_error(monkeypatch):
 def test_pending_graph_cap_syncs_automatically():
     lazy.config.max_pending_nodes = 50
     try:
-        x = lazy.rand(5)
+        x = data(5)
         y = x
         for _ in range(120):
             y = y * 1.0001
@@ -150,7 +155,7 @@ def test_failing_kernel_keeps_other_pending_tensors_valid(monkeypatch):
 
 
 def test_explain_runs_nothing_and_shows_llvm_ir():
-    x = lazy.rand(1000, 2)
+    x = data(1000, 2)
     y = x[:, 0] ** 2 + x[:, 1] ** 3
     plan = lazy.explain(y)
     assert len(lazy.log) == 0 and y._buf.pending
