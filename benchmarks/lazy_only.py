@@ -1,0 +1,175 @@
+"""lazyrt-only measurements: overheads, compile latency, caches, threads."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import lazy
+from common import median, time_calls
+from workloads import rng_f32, w2_lazy
+from peers import lazy_sync
+
+
+# ------------------------------------------------------------------ lazyrt-only measurements
+
+def measure_overheads(q):
+    out = {}
+    a, b = lazy.randn(1000), lazy.randn(1000)
+    lazy.sync()
+    # building one elementwise op (result dropped at once)
+    n = 20_000 if q else 100_000
+    best = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            c = a + b
+        best.append((time.perf_counter() - t0) / n)
+        del c
+        lazy.sync()
+    out["build_us_per_op"] = min(best) * 1e6
+    out["build_us_per_op_median"] = statistics.median(best) * 1e6
+
+    # repeated sync of a 10-op graph on 1,000-element tensors (same shape synced before)
+    c = lazy.randn(1000)
+    lazy.sync()
+
+    def build():
+        return lazy.where(a > 0, lazy.sqrt(lazy.abs(a)) * b, lazy.exp(-c) / (1 + b * b))
+    y = build()
+    lazy.sync()
+    an, bn, cn = a.numpy(), b.numpy(), c.numpy()
+    ref = np.where(an > 0, np.sqrt(np.abs(an)) * bn, np.exp(-cn) / (1 + bn * bn))
+    lazy.log.clear()
+    builds, syncs = [], []
+    for _ in range(200 if q else 1000):
+        t0 = time.perf_counter()
+        y = build()
+        t1 = time.perf_counter()
+        lazy.sync()
+        t2 = time.perf_counter()
+        builds.append(t1 - t0)
+        syncs.append(t2 - t1)
+    recs = list(lazy.log)
+    ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
+    kern_ms = statistics.median([r.run_ms for r in recs]) if recs else float("nan")
+    sync_ms = statistics.median([s.ms for s in lazy.log.syncs]) if lazy.log.syncs else float("nan")
+    out["sync10"] = {"sync_us": statistics.median(syncs) * 1e6, "sync_min_us": min(syncs) * 1e6,
+                     "build_us": statistics.median(builds) * 1e6,
+                     "kernels_per_sync": len(recs) / max(1, len(syncs)),
+                     "kernel_run_us": kern_ms * 1e3, "log_sync_us": sync_ms * 1e3,
+                     "caches": sorted({r.cache for r in recs}), "ok": ok}
+    return out
+
+
+def measure_chain(q, n_ops):
+    """A chain of n_ops elementwise ops (y = y*0.9999 + 0.0001, repeated) on 1,000
+    elements, one sync. max_pending_nodes raised so no auto-sync cuts it."""
+    old = lazy.config.max_pending_nodes
+    lazy.config.max_pending_nodes = 1_000_000
+    try:
+        xn = rng_f32(20, 1000)
+        x = lazy.asarray(xn)
+        lazy.log.clear()
+        t0 = time.perf_counter()
+        y = x
+        for _ in range(n_ops // 2):
+            y = y * 0.9999 + 0.0001
+        t1 = time.perf_counter()
+        lazy.sync(y)
+        t2 = time.perf_counter()
+        recs = list(lazy.log)
+        syncs = lazy.log.syncs
+        ref = xn.copy()
+        for _ in range(n_ops // 2):
+            ref = ref * np.float32(0.9999) + np.float32(0.0001)
+        ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4))
+        compile_ms = sum(r.compile_ms for r in recs)
+        run_ms = sum(r.run_ms for r in recs)
+        return {"ops": n_ops, "build_s": t1 - t0, "sync_s": t2 - t1, "kernels": len(recs),
+                "syncs": len(syncs), "compile_ms": compile_ms, "run_ms": run_ms,
+                "caches": sorted({r.cache.split(" ")[0] for r in recs}), "ok": ok}
+    finally:
+        lazy.config.max_pending_nodes = old
+
+
+def child_compile():
+    """Run in a subprocess with a fresh LAZY_CACHE_DIR: compile each workload's
+    kernel structure at a small size, then the same structures at new shapes."""
+    import lazy as lz
+
+    def structures(n, m):
+        X = lz.randn(n, 2)
+        a, b, c = lz.randn(n), lz.randn(n), lz.randn(n)
+        A = lz.randn(m, m)
+        return [
+            ("W1", lambda: X[:, 0] ** 2 + X[:, 1] ** 3),
+            ("W2", lambda: w2_lazy(a, b, c)),
+            ("W3r", lambda: A.sum(axis=1)),
+            ("W3f", lambda: A.sum()),
+            ("W4", lambda: (lambda e: e / e.sum(axis=1, keepdims=True))(
+                lz.exp(A - A.max(axis=1, keepdims=True)))),
+            ("W5", lambda: A + A.T),
+            ("W8", lambda: b + 3.0 * c),
+        ]
+
+    res = {"first": [], "newshape": []}
+    for phase, (n, m) in (("first", (1000, 64)), ("newshape", (1500, 96))):
+        for name, fn in structures(n, m):
+            lz.sync()
+            lz.log.clear()
+            t0 = time.perf_counter()
+            y = fn()
+            lz.sync(y)
+            wall = (time.perf_counter() - t0) * 1e3
+            recs = list(lz.log)
+            res[phase].append({"name": name, "wall_ms": wall,
+                               "kernels": [(r.kernel, r.cache, r.compile_ms) for r in recs]})
+    print("JSON:" + json.dumps(res))
+
+
+def child_w2(repeat):
+    """W2 at 10M in this process (LAZY_NUM_THREADS set by the parent)."""
+    n = 10_000_000
+    an, bn, cn = rng_f32(2, n), rng_f32(3, n), rng_f32(4, n)
+    a, b, c = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(cn)
+    first, steady, y = time_calls(lazy_sync(lambda: w2_lazy(a, b, c)), repeat, 8.0)
+    ref = np.maximum(np.where(an > 0, np.sqrt(np.abs(an)) * bn, np.exp(-cn) / (1 + bn * bn)), cn)
+    ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
+    run = [r.run_ms for r in lazy.log][1:]
+    print("JSON:" + json.dumps({"median_ms": median(steady) * 1e3, "min_ms": min(steady) * 1e3,
+                                "kernel_ms": median(run), "ok": ok}))
+
+
+def run_child(args, env_extra):
+    env = dict(os.environ)
+    env.update(env_extra)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__)] + args, env=env,
+                       capture_output=True, text=True, timeout=300)
+    for line in p.stdout.splitlines():
+        if line.startswith("JSON:"):
+            return json.loads(line[5:])
+    raise RuntimeError(f"child {args} failed (rc {p.returncode}): {p.stderr[-800:]}")
+
+
+def measure_compile():
+    d = tempfile.mkdtemp(prefix="lazyrt-bench-cache-")
+    try:
+        env = {"LAZY_CACHE_DIR": d, "LAZY_DISK_CACHE": "1"}
+        t0 = time.perf_counter()
+        p1 = run_child(["--child", "compile"], env)
+        t1 = time.perf_counter()
+        p2 = run_child(["--child", "compile"], env)
+        t2 = time.perf_counter()
+        return {"p1": p1, "p2": p2, "p1_s": t1 - t0, "p2_s": t2 - t1}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
