@@ -41,7 +41,8 @@ class CPUBackend:
                  loop_order: str = "auto"):
         """`num_threads` overrides LAZY_NUM_THREADS / os.cpu_count();
         `loop_order` ("auto", "tiled", "per-element") forces the reduction
-        loop order, for tests and experiments."""
+        loop order, and the elementwise one (tiled over the last two axes or
+        row by row), for tests and experiments."""
         self._jit = jit
         self.launcher = Launcher(num_threads)
         self.loop_order = loop_order

@@ -21,7 +21,9 @@ Reductions walk the flattened reduce range [rstart, rend) the same way, the
 innermost reduce axis being the hot loop. Modes (reductions only):
 0 = reduce and run the epilogue, 1 = store per-thread partials at
 `part * nout + o`, 2 = fold `nparts` partials and run the epilogue.
-`tile` selects the reduction loop order (see reduce_loops.py).
+`tile` selects the reduction loop order (see reduce_loops.py); in
+elementwise kernels of rank >= 2 it selects the tiled order over the last
+two axes (loops.py), where [start, end) then counts tiles, not elements.
 """
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import MODE_FINAL, MODE_FULL, MODE_PARTIAL
 from .jit import Compiled
+from .loops import ew_tile_eligible, ew_tile_units
 from .reduce_loops import tile_eligible
 from .reduction import Accumulator
 
@@ -65,12 +66,15 @@ def _chunks(n: int, parts: int, align: int = ALIGN) -> list[tuple[int, int]]:
 
 
 def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
-    """Reduction loop order (reduce_loops.py): 1 = tiled along the out axis.
+    """Loop order: elementwise kernels see _choose_ew_tile; reductions
+    (reduce_loops.py): 1 = tiled along the out axis.
 
     Tiled when some full-space input is contiguous along the innermost out
     axis and none is contiguous along the innermost reduce axis, e.g. a
     column sum; `order` "tiled"/"per-element" forces it (tests, experiments).
     """
+    if kernel.reduce is None:
+        return _choose_ew_tile(kernel, launch, order)
     if not tile_eligible(kernel):
         return 0
     if order != "auto":
@@ -87,6 +91,26 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
             return 0
         along_out |= abs(st[n_out - 1]) == 1
     return int(along_out)
+
+
+def _choose_ew_tile(kernel: Kernel, launch: Launch, order: str) -> int:
+    """Elementwise loop order (loops.py): 1 = square tiles over the last two axes.
+
+    Tiled when some plain operand (input or output) is strided along the last
+    axis by a cache line or more and steps less along the axis before it
+    (`A.T`: strides (1, n)): row order would fetch a line per element of it.
+    """
+    if not ew_tile_eligible(kernel) or order == "per-element":
+        return 0
+    if order == "tiled":
+        return 1
+    shape = launch.shape
+    if shape[-1] < 2 or shape[-2] < 2:
+        return 0
+    ops = [(inp.dtype.itemsize, views[0].strides) for inp, views in zip(kernel.inputs, launch.inputs)
+           if not (inp.chain or inp.iota or inp.indirect)]
+    ops += [(o.dtype.itemsize, v.strides) for o, v in zip(kernel.outputs, launch.outputs)]
+    return int(any(abs(st[-1]) * isz >= 64 and abs(st[-2]) < abs(st[-1]) for isz, st in ops))
 
 
 class Launcher:
@@ -146,11 +170,13 @@ class Launcher:
         threads = self.threads if work >= SMALL and not compiled.in_order else 1
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             ptrs = pointers([])
+            # the elementwise tiled order counts rows of tiles, not elements
+            units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
             if threads == 1:  # the common small case: no closures, no pool
-                call(ptrs, MODE_FULL, 0, nout, 0, nred, 0, 1, tile)
+                call(ptrs, MODE_FULL, 0, units, 0, nred, 0, 1, tile)
                 return
             self._parallel([lambda lo=lo, hi=hi: call(ptrs, MODE_FULL, lo, hi, 0, nred, 0, 1, tile)
-                            for lo, hi in _chunks(nout, threads)])
+                            for lo, hi in _chunks(units, threads, align)])
             return
         ranges = _chunks(nred, min(threads, nred // MIN_REDUCE_PART))
         partial = [np.empty(len(ranges) * nout, d.np) for d in Accumulator(red).partial_dtypes]

@@ -1,5 +1,9 @@
 """Loop-nest building blocks, the elementwise body, and blocked argmax.
 
+Elementwise kernels have two loop orders, chosen per launch by ctl.tile
+(launch.choose_tile): rows of the flat out range, or tiles over the last
+two axes when an operand is strided along the last axis (`A + A.T`).
+
 Locations are kept per row (a pointer for plain views, a position for
 chained/iota ones) and stepped by `j * inner_stride`, so that when the inner
 stride is the compile-time constant 1 or 0 (`Input.inner`, `Output.inner`)
@@ -155,7 +159,94 @@ def _elementwise(g: _Gen) -> None:
         g.store_outputs(vals, pos[nin:])
         return []
 
+    if not ew_tile_eligible(k):
+        g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck)
+        return
+    b = g.b
+    tiled, plain = b.append_basic_block("ew.tiled"), b.append_basic_block("ew.rows")
+    join = b.append_basic_block("ew.end")
+    b.cbranch(b.icmp_signed("!=", g.ctl["tile"], _ZERO), tiled, plain)
+    b.position_at_end(tiled)
+    _tiled_elementwise(g, views, lambda locs, j: elem(locs, j, [], None))
+    b.branch(join)
+    b.position_at_end(plain)
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck)
+    b.branch(join)
+    g.fn.blocks.remove(join)
+    g.fn.blocks.append(join)
+    b.position_at_end(join)
+
+
+# Elementwise tiled order: square tiles of EW_TILE x EW_TILE over the last two
+# axes, so an operand strided along the last axis (the A.T of `A + A.T`)
+# reuses each cache line it touches across the tile's rows instead of
+# fetching one line per element.
+EW_TILE = 128    # rows of a tile
+EW_TILE_C = 16   # columns of a tile
+
+
+def ew_tile_eligible(k: Kernel) -> bool:
+    """Whether an elementwise kernel compiles the tiled order at all: rank >= 2,
+    in-order stores absent, and some operand whose innermost stride is not
+    fixed at compile time (only such an operand can be strided by a lot)."""
+    if k.reduce is not None or k.ndim < 2 or any(o.pos is not None for o in k.outputs):
+        return False
+    return any(i.inner is None and i.space == "full" and not i.iota and not i.indirect
+               for i in k.inputs) or any(o.inner is None for o in k.outputs)
+
+
+def ew_tile_units(shape) -> int:
+    """Work units of the tiled order: tiles, over all outer indices. ctl
+    start/end count these when ctl.tile is set."""
+    outer = 1
+    for n in shape[:-2]:
+        outer *= n
+    return outer * -(-shape[-2] // EW_TILE) * -(-shape[-1] // EW_TILE_C)
+
+
+def _tiled_elementwise(g: _Gen, views, elem) -> None:
+    """for each tile u in [start, end) (outer index, tile row, tile column,
+    C order): for each row of the tile: the inner loop along the last axis
+    over the tile's columns, elem(row_locations, j).
+
+    Tiles are tall and narrow (EW_TILE x EW_TILE_C): the column-strided
+    operand then touches EW_TILE_C lines per row, reused over the next rows
+    (a line holds 64 / itemsize of its rows), and its lines sit in few cache
+    sets when its stride is a power of two; wider tiles measured slower
+    (64x64: 55 ms, 128x16: 25 ms for 4096^2 float32 A + A.T, one thread).
+    """
+    b = g.b
+    shape = g.shape(0, g.k.ndim)
+    nr, nc = shape[-2], shape[-1]
+    tsz, csz = ir.Constant(I64, EW_TILE), ir.Constant(I64, EW_TILE_C)
+    nrb = b.udiv(b.add(nr, ir.Constant(I64, EW_TILE - 1)), tsz)
+    ncb = b.udiv(b.add(nc, ir.Constant(I64, EW_TILE_C - 1)), csz)
+
+    def unit(u, _):
+        cb, ob = b.urem(u, ncb), b.udiv(u, ncb)
+        rb, ob = b.urem(ob, nrb), b.udiv(ob, nrb)
+        idx = []
+        for n in reversed(shape[1:-2]):
+            idx.append(b.urem(ob, n))
+            ob = b.udiv(ob, n)
+        idx = ([ob] + idx[::-1]) if len(shape) > 2 else []
+        r0, c0 = g.mul(rb, tsz), g.mul(cb, csz)
+        rn = b.sub(nr, r0)
+        rn = b.select(b.icmp_signed("<", tsz, rn), tsz, rn)
+        cn = b.sub(nc, c0)
+        cn = b.select(b.icmp_signed("<", csz, cn), csz, cn)
+        cbase = [g.add(g.dot(g.a[slot.offset], idx, st[:-2]),
+                       g.add(g.mul(r0, st[-2]), g.mul(c0, st[-1]))) for slot, st in views]
+
+        def row(r, _):
+            locs = [_row_loc(g, n, g.add(cb_, g.mul(r, st[-2])))
+                    for n, (cb_, (_s, st)) in enumerate(zip(cbase, views))]
+            g.counted_loop(_ZERO, cn, [], lambda j, c: elem(locs, j))
+            return []
+        g.counted_loop(_ZERO, rn, [], row)
+        return []
+
+    g.counted_loop(g.ctl["start"], g.ctl["end"], [], unit)
 
 
 def alias_candidate(k: Kernel, i: int) -> bool:

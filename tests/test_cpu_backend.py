@@ -250,6 +250,9 @@ def test_random_elementwise(case):
     k, launch, bufs, sizes, _ = case
     ours, ref = run_both(k, launch, bufs, sizes)
     assert_same(ours, ref)
+    # the tiled elementwise order (forced) gives the same results
+    ours, ref = run_both(k, launch, bufs, sizes, BE_TILED)
+    assert_same(ours, ref)
     # the backend's cached per-structure packing equals the reference packing
     for got, want in zip(LaunchPlan.of(k).pack(launch), pack_launch(k, launch)):
         np.testing.assert_array_equal(got, want)
@@ -902,3 +905,78 @@ def test_sin_cos_accuracy(name, d):
         if name == "cos":
             (got,), _ = run_flat(k, [hard])
             assert got[0] == -4.687165924254628e-19
+
+
+# -- elementwise tiled order (transposed operands) ----------------------------------------
+def _transpose_case(d: DType, shape, rng):
+    """out = maximum(a + b.T-like, c): a contiguous, b transposed on the last two axes,
+    c flipped on the last axis and broadcast (stride 0) on the first; the output
+    is stored through a transposed view. (kernel, launch, inputs, out size)."""
+    loads = [Load(0, d), Load(1, d), Load(2, d)]
+    k = Kernel(len(shape), 0, (Input(d, inner=1), Input(d), Input(d)), (), None,
+               (Output(d, Cast(binop("maximum", binop("add", loads[0], loads[1]), loads[2]), d)),))
+    n = math.prod(shape)
+    a = View.contiguous(shape)
+    bt = View.contiguous(shape[:-2] + (shape[-1], shape[-2]))
+    b = View(shape, bt.strides[:-2] + (bt.strides[-1], bt.strides[-2]), 0)
+    c_st = list(View.contiguous(shape).strides)
+    c_st[0] = 0
+    c_st[-1] = -c_st[-1]
+    c = View(shape, tuple(c_st), max(shape[-1] - 1, 0))
+    o = View(shape, b.strides, 0)  # the output's innermost stride is large too
+    launch = Launch(shape, [[a], [b], [c]], [o])
+    return k, launch, [values(rng, d, n), values(rng, d, n), values(rng, d, n)], n
+
+
+TILE_SHAPES = [(0, 5), (5, 0), (1, 1), (1, 37), (37, 1), (2, 3), (130, 17), (17, 130),
+               (257, 33), (3, 130, 17), (2, 1, 40), (2, 3, 4, 5)]
+ORDERS = [CPUBackend(num_threads=1, loop_order="tiled"), CPUBackend(num_threads=2),
+          CPUBackend(num_threads=2, loop_order="per-element")]
+
+
+@pytest.mark.parametrize("d", ALL, ids=lambda d: d.name)
+def test_elementwise_tiled_transposed(d):
+    rng = np.random.default_rng(5)
+    for shape in TILE_SHAPES:
+        k, launch, bufs, n = _transpose_case(d, shape, rng)
+        for be in ORDERS:
+            ours, ref = run_both(k, launch, bufs, [n], be)
+            assert_same(ours, ref)
+
+
+@pytest.mark.parametrize("shape", [(300, 260), (3, 170, 150), (1, 70000), (70000, 1)])
+def test_elementwise_tiled_threads(shape):
+    """Large enough to split over threads: tiles are divided between them."""
+    from cpu_backend.launch import choose_tile
+    rng = np.random.default_rng(6)
+    k, launch, bufs, n = _transpose_case(float32, shape, rng)
+    assert choose_tile(k, launch) == int(shape[-1] > 1 and shape[-2] > 1)
+    for be in (CPUBackend(num_threads=2, loop_order="tiled"), CPUBackend(num_threads=3),
+               CPUBackend(num_threads=2, loop_order="per-element")):
+        ours, ref = run_both(k, launch, bufs, [n], be)
+        assert_same(ours, ref)
+
+
+def test_elementwise_tile_choice():
+    """A + A.T tiles; contiguous, small-stride and chained operands do not."""
+    from cpu_backend.launch import choose_tile
+    d, n = float32, 64
+    k = Kernel(2, 0, (Input(d, inner=1), Input(d)), (), None,
+               (Output(d, Op("add", (Load(0, d), Load(1, d)), d), inner=1),))
+    a = View.contiguous((n, n))
+    at = View((n, n), (1, n), 0)
+    assert choose_tile(k, Launch((n, n), [[a], [at]], [a])) == 1
+    assert choose_tile(k, Launch((n, n), [[a], [a]], [a])) == 0
+    assert choose_tile(k, Launch((n, n), [[a], [View((n, n), (2 * n, 2), 0)]], [a])) == 0
+    assert choose_tile(k, Launch((n, n), [[a], [at]], [a]), "per-element") == 0
+    assert choose_tile(k, Launch((n, n), [[a], [a]], [a]), "tiled") == 1
+    flat = Kernel(1, 0, k.inputs, (), None, k.outputs)  # rank 1: never tiled
+    v = View.contiguous((n,))
+    assert choose_tile(flat, Launch((n,), [[v], [View((n,), (n,), 0)]], [v]), "tiled") == 0
+    # a chained input is read correctly in the tiled order
+    kc = Kernel(2, 0, (Input(d, inner=1), Input(d, chain=(1,))), (), None, k.outputs)
+    x = np.arange(n * n, dtype=np.float32)
+    launch = Launch((n, n), [[a], [at, View((n * n,), (1,), 0)]], [a])
+    for be in (CPUBackend(loop_order="tiled"), CPUBackend()):
+        ours, ref = run_both(kc, launch, [x, x], [n * n], be)
+        assert_same(ours, ref)
