@@ -13,10 +13,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from scheduler.dtypes import ALL, bool_, float64, int64, result_type
-from scheduler.kernel_ir import Cast, Input, Kernel, Launch, Load, Op, Output, Reduce, Reduced, Scalar
+from scheduler.dtypes import ALL, int64
+from scheduler.kernel_ir import Input, Kernel, Launch, Load, Output, Reduce, Reduced, Scalar
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
-from scheduler.view import View
 
 from .corpus import REDUCE_MODES, Case, values
 
@@ -24,66 +23,7 @@ EXACT_OPS = sorted(set(ELEMENTWISE) - {"exp", "log", "sin", "cos", "tanh", "sigm
                                        "philox_normal_f32", "philox_normal_f64"})
 
 
-def _span(shape, strides):
-    lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0 and n > 0)
-    hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0 and n > 0)
-    return lo, hi
-
-
-@st.composite
-def view_chain(draw, shape, nchain):
-    views, cur = [], tuple(shape)
-    for level in range(nchain + 1):
-        strides = tuple(draw(st.integers(-3, 3)) for _ in cur)
-        lo, hi = _span(cur, strides)
-        off = -lo + draw(st.integers(0, 2))
-        need = off + hi + 1
-        views.append(View(cur, strides, off))
-        if level < nchain:
-            a = draw(st.integers(1, 3))
-            cur = (need + draw(st.integers(0, 2)),) if draw(st.booleans()) else (a, -(-need // a))
-    return views, need
-
-
-@st.composite
-def out_view(draw, shape):
-    r = len(shape)
-    perm = draw(st.permutations(range(r))) if r else []
-    strides, acc = [0] * r, draw(st.sampled_from([1, 1, 2]))
-    for ax in reversed(perm):
-        strides[ax] = acc
-        acc *= max(shape[ax], 1)
-    strides = [-s if draw(st.booleans()) and s else s for s in strides]
-    lo, hi = _span(shape, strides)
-    return View(tuple(shape), tuple(strides), -lo), hi - lo + 1
-
-
-@st.composite
-def expr_tree(draw, leaves, depth, ops):
-    pool = list(leaves)
-
-    def gen(d):
-        if d == 0 or draw(st.integers(0, 3)) == 0:
-            return draw(st.sampled_from(pool))
-        if draw(st.integers(0, 5)) == 0:
-            e = Cast(gen(d - 1), draw(st.sampled_from(list(ALL))))
-        else:
-            name = draw(st.sampled_from(ops))
-            prim = ELEMENTWISE[name]
-            args = [gen(d - 1) for _ in range(prim.arity)]
-            head = []
-            if name == "where":
-                c = args[0]
-                head, args = [c if c.dtype == bool_ else Cast(c, bool_)], args[1:]
-            dt = result_type(*[a.dtype for a in args])
-            if dt.kind not in prim.kinds:
-                dt = int64 if "i" in prim.kinds else float64
-            comp = prim.compute_dtype(dt)
-            args = [a if a.dtype == comp else Cast(a, comp) for a in args]
-            e = Op(name, tuple(head + args), prim.result_dtype(comp))
-        pool.append(e)  # later nodes may share it: a DAG
-        return e
-    return gen(depth)
+from ir_strategies import expr_tree, out_view, view_chain  # shared with the CPU backend tests
 
 
 @st.composite
