@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from scheduler.backend import CompileInfo
-from scheduler.dtypes import DType, result_type
+from scheduler.dtypes import DType
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
                                  postorder)
-from scheduler.ops import ELEMENTWISE, REDUCTIONS
+from scheduler.ops import REDUCTIONS, operand_error
 
 from .jit import JIT, Compiled
 from .launch import Launcher, choose_tile
@@ -181,11 +181,9 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
         if isinstance(e, Op):
             if e.name not in EMITTERS:
                 return False, f"no lowering for op {e.name!r}"
-            data = e.args[1:] if e.name == "where" else e.args
-            try:
-                ELEMENTWISE[e.name].compute_dtype(result_type(*[a.dtype for a in data]))
-            except TypeError as err:
-                return False, str(err)
+            why = operand_error(e.name, [a.dtype for a in e.args])
+            if why:
+                return False, why
         if not isinstance(e, (Load, Gather, Scalar, Op, Cast, Reduced)):
             return False, f"unknown expression node {type(e).__name__}"
     if red is not None and any(isinstance(e, Reduced) for e in postorder([red.expr])):

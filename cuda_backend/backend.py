@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from scheduler.backend import CompileInfo
-from scheduler.dtypes import DType, result_type
+from scheduler.dtypes import DType
 from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, postorder
-from scheduler.ops import ELEMENTWISE, REDUCTIONS
+from scheduler.ops import REDUCTIONS, operand_error
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
 from .launch import bind, plan_launch
@@ -109,11 +109,9 @@ class CUDABackend:
             if isinstance(e, Op):
                 if e.name not in SUPPORTED_OPS:
                     return False, f"no CUDA lowering for op {e.name!r}"
-                data = e.args[1:] if e.name == "where" else e.args
-                try:
-                    ELEMENTWISE[e.name].compute_dtype(result_type(*[a.dtype for a in data]))
-                except TypeError as err:
-                    return False, str(err)
+                why = operand_error(e.name, [a.dtype for a in e.args])
+                if why:
+                    return False, why
         if red is not None:
             for e in postorder([red.expr]):
                 if isinstance(e, Load) and kernel.inputs[e.input].space != "full":

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .dtypes import DType, bool_, float32, float64, float_result, int64, sum_result
+from .dtypes import DType, bool_, float32, float64, float_result, int64, result_type, sum_result
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -185,6 +185,20 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("philox_normal_f32", 2, _normal32, kinds="i", result=float32),
     _p("philox_normal_f64", 2, _normal64, kinds="i", result=float64),
 ]}
+
+def operand_error(name: str, dtypes: list[DType]) -> str | None:
+    """Why op `name` cannot take operands of these dtypes, or None if it can.
+
+    The one rule every backend checks before lowering an Op node (`where`'s
+    first operand is the bool condition and takes no part in promotion).
+    """
+    data = dtypes[1:] if name == "where" else dtypes
+    try:
+        ELEMENTWISE[name].compute_dtype(result_type(*data))
+    except TypeError as e:
+        return str(e)
+    return None
+
 
 RANDOM_OPS = {"uniform": {"float32": "philox_uniform_f32", "float64": "philox_uniform_f64"},
               "normal": {"float32": "philox_normal_f32", "float64": "philox_normal_f64"}}

@@ -39,16 +39,7 @@ SOURCES = list({s.name: s for s in (generate(c.kernel) for c in CORPUS)}.values(
 HAVE_CXX = shutil.which(emulator.CXX) is not None
 
 
-def _have_nvrtc() -> bool:
-    try:
-        from cuda_backend.nvrtc import bindings
-        bindings()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="CuPy's NVRTC is not installed "
+needs_nvrtc = pytest.mark.skipif(not emulator.have_nvrtc(), reason="CuPy's NVRTC is not installed "
                                  "(pip install 'lazyrt[cuda]')")
 needs_cxx = pytest.mark.skipif(not HAVE_CXX, reason=f"no C++ compiler ({emulator.CXX})")
 
@@ -162,7 +153,7 @@ SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, database=No
 def _check_batch(cases: list[Case]) -> None:
     cases = [c for c in (with_reference(c) for c in cases) if c is not None]
     srcs = list({s.name: s for s in (generate(c.kernel) for c in cases)}.values())
-    if _have_nvrtc():
+    if emulator.have_nvrtc():
         for arch in ARCHS:
             nvrtc_check(srcs, arch)
     libs = build_many(srcs)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import lazy
+from cuda_emu import emulator
 from cpu_backend import CPUBackend
 from scheduler import interpret
 from scheduler.dtypes import int64
@@ -311,16 +312,7 @@ def _cuda_cases():
     return cases_from("random", made)
 
 
-def _have_nvrtc() -> bool:
-    try:
-        from cuda_backend.nvrtc import bindings
-        bindings()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-@pytest.mark.skipif(not _have_nvrtc(), reason="CuPy's NVRTC is not installed")
+@pytest.mark.skipif(not emulator.have_nvrtc(), reason="CuPy's NVRTC is not installed")
 def test_cuda_random_sources_compile_with_nvrtc():
     from cuda_backend.codegen import generate
     from cuda_backend.nvrtc import ARCHS
@@ -333,7 +325,6 @@ def test_cuda_random_sources_compile_with_nvrtc():
 
 
 def test_cuda_random_under_emulation_matches_reference():
-    from cuda_emu import emulator
     if shutil.which(emulator.CXX) is None:
         pytest.skip(f"no C++ compiler ({emulator.CXX})")
     from cuda_backend.codegen import generate

@@ -52,6 +52,16 @@ class EmulationError(RuntimeError):
 _SIGNATURE = re.compile(r'extern "C" __global__ void (\w+)\(\s*(.*?)\)\s*\{', re.S)
 
 
+def have_nvrtc() -> bool:
+    """Can CuPy's NVRTC bindings compile here? (CI installs them: the cuda extra.)"""
+    try:
+        from cuda_backend.nvrtc import bindings
+        bindings()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not installed"
+        return False
+
+
 def signature(source: str) -> tuple[str, list[str]]:
     """(kernel name, C parameter types) from a generated source."""
     m = _SIGNATURE.search(source)
