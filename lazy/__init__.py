@@ -17,6 +17,7 @@ from .creation import (arange, asarray, empty, eye, full, full_like, linspace, m
 from .explain import Plan, explain
 from .functions import *  # noqa: F401,F403  (exp, where, sum, reshape, shares_memory, ...)
 from .functions import shares_memory
+from .interop import from_dlpack
 from .logview import log  # after functions: lazy.log is the log, callable as ln(x)
 from .runtime import ImplicitSyncError, sync
 from .tensor import Tensor

@@ -17,6 +17,7 @@ from scheduler.view import View
 
 from . import runtime
 from .host import buffer_and_view
+from .interop import ArrayProtocols
 
 
 def asarray_like(x: object, device: str) -> "Tensor":
@@ -42,7 +43,7 @@ class Storage:
             runtime.track(self)
 
 
-class Tensor:
+class Tensor(ArrayProtocols):
     __slots__ = ("_storage", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
 

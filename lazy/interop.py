@@ -1,0 +1,325 @@
+"""NumPy's protocols on `Tensor`, DLPack export and import, and `complex(t)`.
+
+`ArrayProtocols` is a base of `Tensor`, so NumPy's own functions stay lazy
+on tensors: a ufunc lazyrt has (`np.exp(t)`, `np.add(a, t)`,
+`np.maximum.reduce`) builds the same graph node as the method would, and a
+NumPy function (`np.sum`, `np.concatenate`, `np.linalg.norm`) runs the
+function of the same name in `lazy.numpy`. Everything else goes through
+`lazy.fallback.numpy_fallback`: synced, run by NumPy, logged as a fallback
+(an error under LAZY_FALLBACK=error), never silently.
+
+DLPack shares memory both ways without copying: `__dlpack__` exports the
+synced storage through NumPy's (CPU) or CuPy's (CUDA) exporter, with the
+view's strides and offset; `from_dlpack` wraps what another library
+exports as a realized tensor over the same memory.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from functools import cache
+from typing import Any, Callable
+
+import numpy as np
+
+from scheduler.dtypes import as_dtype, bool_
+from scheduler.graph import Buffer
+from scheduler.view import View
+
+_DL_CPU, _DL_CUDA = 1, 2  # DLDeviceType values (dlpack.h)
+_UNSET = object()
+
+
+class ArrayProtocols:
+    """NumPy's dispatch protocols, DLPack and `complex()` for `Tensor`."""
+    __slots__ = ()
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        out = kwargs.pop("out", None)
+        if any(_foreign(x) for x in (*inputs, *(out or ()))):
+            return NotImplemented
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        if method == "at" and isinstance(inputs[0], ArrayProtocols):
+            raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
+                            f"tensor cannot do; write with t[idx] += v (no repeated indices) "
+                            f"or use NumPy arrays")
+        result = _lazy_ufunc(ufunc, method, inputs, kwargs)
+        if result is None:
+            from .fallback import numpy_fallback
+            func = ufunc if method == "__call__" else getattr(ufunc, method)
+            result = numpy_fallback(name, func, inputs, kwargs)
+        return result if out is None else _store(result, out, name)
+
+    def __array_function__(self, func: Callable, types: tuple, args: tuple,
+                           kwargs: dict) -> Any:
+        if not all(issubclass(t, (ArrayProtocols, np.ndarray)) for t in types):
+            return NotImplemented
+        impl = _namespace_function(func)
+        out = _UNSET
+        if impl is not None and "out" in kwargs and not _accepts(impl, "out"):
+            kwargs = dict(kwargs)
+            out = kwargs.pop("out")
+        if impl is not None and _binds(impl, args, kwargs):
+            result = impl(*args, **kwargs)
+        else:
+            from .fallback import numpy_fallback
+            result = numpy_fallback(func.__name__, func, args, kwargs)
+        if out is _UNSET or out is None:
+            return result
+        return _store(result, out if isinstance(out, tuple) else (out,), func.__name__)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule over the synced storage, with this view's strides.
+
+        CPU tensors export read-only (as `numpy()`): lazyrt's writes are
+        versioned, and a write behind its back would corrupt results built
+        from the old version. Consumers that predate DLPack 1.0 cannot be
+        told "read-only"; NumPy refuses them unless `copy=True`.
+        """
+        target = dl_device[0] if dl_device is not None else None
+        if self.device == "cuda" and target != _DL_CPU:
+            from . import runtime
+            runtime.implicit_sync(self, "__dlpack__")
+            array = _cuda_view(self._buf.array, self._view)
+        else:  # a CUDA tensor asked for on the CPU is a host copy (a logged transfer)
+            if self.device == "cuda" and copy is False:
+                raise BufferError("__dlpack__: a CUDA tensor exported to the CPU needs a copy, "
+                                  "and copy=False")
+            array = self._host("__dlpack__")
+        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if self.device == "cpu":
+            return _DL_CPU, 0
+        return _DL_CUDA, (0 if self._buf.pending else self._buf.array.device.id)
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("__complex__"))
+
+
+def from_dlpack(x: Any, *, device: object = None, copy: bool | None = None) -> Any:
+    """A realized tensor over the memory `x` exports through DLPack (NumPy, PyTorch,
+    CuPy, JAX, ...): zero-copy unless `copy=True` or `device` names another device,
+    which copies (refused under `copy=False`)."""
+    from .creation import asarray, resolve_device
+    from .tensor import Tensor
+    if isinstance(x, Tensor):
+        t = x.clone() if copy else x
+        return t if device is None else t.to(resolve_device(device))
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    kind, _ = x.__dlpack_device__()
+    source = {_DL_CPU: "cpu", _DL_CUDA: "cuda"}.get(kind)
+    if source is None:
+        raise BufferError(f"from_dlpack: DLPack device type {kind} is not supported "
+                          f"(lazyrt has cpu and cuda)")
+    target = source if device is None else resolve_device(device)
+    if target != source and copy is False:
+        raise BufferError(f"from_dlpack: moving from {source} to {target} needs a copy, "
+                          f"and copy=False")
+    if source == "cpu":
+        t = asarray(np.from_dlpack(x, copy=copy))
+    else:
+        resolve_device("cuda")
+        import cupy
+        flat, view = _cuda_storage(cupy.from_dlpack(x, copy=copy))
+        t = Tensor._wrap(Buffer.realized(flat, "cuda", as_dtype(flat.dtype)), view)
+    return t if target == source else t.to(target)
+
+
+# -- ufuncs ---------------------------------------------------------------------------
+
+def _foreign(x: object) -> bool:
+    """Another library's array that has its own say in NumPy's dispatch."""
+    return (not isinstance(x, (ArrayProtocols, np.ndarray))
+            and getattr(type(x), "__array_ufunc__", None) is not None
+            and not isinstance(x, np.generic))
+
+
+def _lowerable(x: object) -> bool:
+    """Can lazyrt take `x` as an operand (a tensor, a Python number, a supported array)?"""
+    if isinstance(x, (ArrayProtocols, bool, int, float)):
+        return True
+    try:
+        as_dtype(np.asarray(x).dtype)
+    except TypeError:
+        return False
+    return True
+
+
+def _operand(x: object) -> Any:
+    """Python numbers stay weak (NEP 50); anything else array-like converts as NumPy does."""
+    if isinstance(x, (ArrayProtocols, bool, int, float, np.generic)):
+        return x
+    return np.asarray(x)
+
+
+def _as_tensor(x: object) -> Any:
+    from .tensor import Tensor, asarray_like
+    return x if isinstance(x, Tensor) else asarray_like(np.asarray(x), "cpu")
+
+
+def _as_bool(x: object) -> Any:
+    from . import elementwise
+    if isinstance(x, (bool, int, float)):
+        return bool(x)
+    return elementwise.cast(_as_tensor(x), bool_)
+
+
+@cache
+def _ufuncs() -> dict[str, Callable[..., Any]]:
+    """NumPy ufunc name -> how lazyrt builds it (ufuncs missing here fall back)."""
+    from . import elementwise as ew
+
+    def op(name: str) -> Callable[..., Any]:
+        return lambda *xs: ew.apply(name, *xs)
+
+    def logical(name: str) -> Callable[..., Any]:
+        return lambda *xs: ew.apply(name, *(_as_bool(x) for x in xs))
+
+    table = {"add": op("add"), "subtract": op("sub"), "multiply": op("mul"),
+             "divide": op("truediv"), "floor_divide": op("floordiv"), "remainder": op("mod"),
+             "power": ew.power, "maximum": op("maximum"), "minimum": op("minimum"),
+             "equal": op("eq"), "not_equal": op("ne"), "less": op("lt"),
+             "less_equal": op("le"), "greater": op("gt"), "greater_equal": op("ge"),
+             "bitwise_and": op("and"), "bitwise_or": op("or"), "bitwise_xor": op("xor"),
+             "invert": op("invert"), "logical_and": logical("and"),
+             "logical_or": logical("or"), "logical_xor": logical("xor"),
+             "logical_not": logical("invert"), "negative": op("neg"), "positive": op("copy"),
+             "absolute": op("abs"), "exp": op("exp"), "log": op("log"), "sqrt": op("sqrt"),
+             "sin": op("sin"), "cos": op("cos"), "tanh": op("tanh"),
+             "square": lambda x: ew.power(_as_tensor(x), 2),
+             "isnan": lambda x: ew.apply("ne", x, x)}
+    return table
+
+
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_or": "any", "logical_and": "all"}
+
+
+def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """The lazy result of `ufunc.method(*inputs, **kwargs)`, or None when not lowered."""
+    build = _ufuncs().get(ufunc.__name__)
+    if build is None or not all(_lowerable(x) for x in inputs):
+        return None
+    xs = [_operand(x) for x in inputs]
+    if not any(isinstance(x, ArrayProtocols) for x in xs):  # only `out=` was a tensor
+        xs[0] = _as_tensor(xs[0])
+    if method == "__call__" and not kwargs:
+        return build(*xs)
+    if method == "outer" and not kwargs and ufunc.nin == 2:
+        a, b = _as_tensor(xs[0]), xs[1]
+        b_ndim = np.ndim(b) if not isinstance(b, ArrayProtocols) else b.ndim
+        return build(a.reshape(a.shape + (1,) * b_ndim), b)
+    if method == "reduce" and ufunc.__name__ in _REDUCE \
+            and set(kwargs) <= {"axis", "keepdims", "dtype"} and kwargs.get("dtype") is None:
+        from . import reductions
+        x = _as_tensor(xs[0])
+        return reductions.reduce(x, _REDUCE[ufunc.__name__], kwargs.get("axis", 0),
+                                 bool(kwargs.get("keepdims", False)))
+    return None
+
+
+def _store(result: Any, out: tuple, name: str) -> Any:
+    """Write results into `out=` targets: tensors get a (lazy) write, NumPy arrays a copy."""
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(out):
+        raise ValueError(f"{name}: {len(out)} out= arrays for {len(results)} results")
+    stored = []
+    for r, o in zip(results, out):
+        if o is None:
+            stored.append(r)
+            continue
+        r_dtype = r.dtype.np if isinstance(r, ArrayProtocols) else np.asarray(r).dtype
+        o_dtype = o.dtype.np if isinstance(o, ArrayProtocols) else o.dtype
+        if not np.can_cast(r_dtype, o_dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast {name} output from {r_dtype!r} to {o_dtype!r} with "
+                            f"casting rule 'same_kind'")
+        if isinstance(o, ArrayProtocols):
+            o[...] = r
+        else:
+            np.copyto(o, r._host("out=") if isinstance(r, ArrayProtocols) else r)
+        stored.append(o)
+    return stored[0] if len(stored) == 1 else tuple(stored)
+
+
+# -- NumPy functions ----------------------------------------------------------------
+
+_namespaces: dict[Callable, Callable | None] = {}
+
+
+def _namespace_function(func: Callable) -> Callable | None:
+    """`lazy.numpy`'s function of the same name and submodule, or None."""
+    try:
+        return _namespaces[func]
+    except KeyError:
+        pass
+    module = getattr(func, "__module__", None) or ""
+    impl = None
+    if module == "numpy" or module.startswith("numpy."):
+        try:
+            namespace = importlib.import_module(f"lazy.{module}")
+        except ImportError:
+            namespace = None
+        impl = getattr(namespace, func.__name__, None)
+        if impl is func or (getattr(impl, "__module__", None) or "").split(".")[0] == "numpy":
+            impl = None  # NumPy's own function re-exported: calling it would dispatch here again
+    _namespaces[func] = impl
+    return impl
+
+
+@cache
+def _signature(impl: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(impl)
+    except (TypeError, ValueError):
+        return None
+
+
+def _accepts(impl: Callable, name: str) -> bool:
+    sig = _signature(impl)
+    return sig is None or name in sig.parameters or any(
+        p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def _binds(impl: Callable, args: tuple, kwargs: dict) -> bool:
+    """Does the lazy function take these arguments (NumPy-only options fall back)?"""
+    sig = _signature(impl)
+    if sig is None:
+        return True
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
+# -- CUDA memory (CuPy) -----------------------------------------------------------------
+
+def _cuda_view(flat: Any, view: View) -> Any:
+    """A CuPy array with `view`'s shape, strides and offset over the flat storage."""
+    from cupy.lib.stride_tricks import as_strided
+    item = flat.dtype.itemsize
+    if view.size == 0:
+        return flat[:0].reshape(view.shape)
+    return as_strided(flat[view.offset:], shape=view.shape,
+                      strides=tuple(s * item for s in view.strides))
+
+
+def _cuda_storage(a: Any) -> tuple[Any, View]:
+    """(flat CuPy array over a's memory, a's view into it), without copying."""
+    import cupy
+    item = a.dtype.itemsize
+    if a.size == 0:
+        return cupy.empty(0, a.dtype), View.contiguous(a.shape)
+    if a.flags.c_contiguous:
+        return a.reshape(-1), View.contiguous(a.shape)
+    if any(s % item for s in a.strides):
+        return cupy.ascontiguousarray(a).reshape(-1), View.contiguous(a.shape)
+    strides = tuple(s // item for s in a.strides)
+    low = sum(s * (n - 1) for n, s in zip(a.shape, strides) if s < 0)
+    span = 1 + sum(abs(s) * (n - 1) for n, s in zip(a.shape, strides))
+    flat = cupy.ndarray((span,), a.dtype, memptr=a.data + low * item)
+    return flat, View(a.shape, strides, -low)
