@@ -96,6 +96,25 @@ class Tensor(ArrayProtocols):
     def T(self) -> "Tensor":
         return self.permute(*reversed(range(self.ndim)))
 
+    @property
+    def mT(self) -> "Tensor":
+        """The last two axes swapped (the array API's matrix transpose): a view."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions, got shape {self.shape}")
+        return self.transpose(-2, -1)
+
+    def to_device(self, device: object, /, *, stream: object = None) -> "Tensor":
+        """The array API's spelling of `to(device)`."""
+        return self.to(str(device))
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """`lazy.numpy`, the array API namespace of tensors."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported array API version {api_version!r}; lazy.numpy "
+                             f"implements 2024.12")
+        import lazy.numpy
+        return lazy.numpy
+
     def dim(self) -> int:
         return self.ndim
 

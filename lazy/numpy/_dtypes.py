@@ -1,0 +1,85 @@
+"""Dtype objects and the array API's dtype functions over lazyrt's five dtypes.
+
+lazyrt has bool, int32, int64, float32 and float64; asking for another
+(int8, uint8, float16, complex64, ...) raises TypeError naming these.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from scheduler.dtypes import ALL, DType, as_dtype, bool_, float32, float64, int32, int64
+from scheduler.dtypes import result_type as _result_type
+
+from .. import elementwise
+from ..tensor import Tensor
+from ._helpers import tensor
+
+bool = bool_  # noqa: A001  (the array API's name)
+float_, int_, intp = float64, int64, int64
+
+_KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "", "integral": "i",
+          "real floating": "f", "complex floating": "", "numeric": "if"}
+
+
+def astype(x: object, dtype: object, /, *, copy: bool = True, device: object = None) -> Tensor:
+    """`x` converted to `dtype`; with copy=False the same tensor when nothing changes."""
+    t = tensor(x)
+    d = as_dtype(dtype)
+    out = t if (not copy and t.dtype == d) else elementwise.astype(t, d)
+    return out if device is None else out.to(str(device))
+
+
+def can_cast(from_: object, to: object, /) -> bool:
+    """NumPy's safe-casting rule between dtypes (or an array's dtype)."""
+    src = from_.dtype if isinstance(from_, Tensor) else as_dtype(from_)
+    return builtins.bool(np.can_cast(src.np, as_dtype(to).np))
+
+
+def finfo(type: object, /) -> np.finfo:
+    """Machine limits of a floating dtype (NumPy's finfo object)."""
+    d = type.dtype if isinstance(type, Tensor) else as_dtype(type)
+    if not d.is_float:
+        raise ValueError(f"finfo: {d.name} is not a floating dtype")
+    return np.finfo(d.np)
+
+
+def iinfo(type: object, /) -> np.iinfo:
+    """Machine limits of an integer dtype (NumPy's iinfo object)."""
+    d = type.dtype if isinstance(type, Tensor) else as_dtype(type)
+    if not d.is_int:
+        raise ValueError(f"iinfo: {d.name} is not an integer dtype")
+    return np.iinfo(d.np)
+
+
+def isdtype(dtype: object, kind: object) -> bool:
+    """Is `dtype` of `kind`: a dtype, a kind name ('real floating', ...) or a tuple of them."""
+    d = as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of "
+                             f"{', '.join(map(repr, _KINDS))}")
+        return d.kind in _KINDS[kind] if _KINDS[kind] else False
+    return d == as_dtype(kind)
+
+
+def result_type(*arrays_and_dtypes: object) -> DType:
+    """NumPy 2 promotion; tensors and dtypes are strong, Python scalars weak."""
+    if not arrays_and_dtypes:
+        raise ValueError("at least one array or dtype is required")
+    items = []
+    for x in arrays_and_dtypes:
+        if isinstance(x, Tensor):
+            items.append(x.dtype)
+        elif isinstance(x, (builtins.bool, int, float)) and not isinstance(x, np.generic):
+            items.append(x)
+        else:
+            items.append(as_dtype(x))
+    return _result_type(*items)
+
+
+__all__ = ["ALL", "astype", "bool", "can_cast", "finfo", "float32", "float64", "iinfo",
+           "int32", "int64", "isdtype", "result_type"]

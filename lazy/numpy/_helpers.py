@@ -1,0 +1,81 @@
+"""Operand conversion for the NumPy namespace, with NumPy's defaults.
+
+`lazy.tensor([1.0])` is float32 (PyTorch's default); code written for
+NumPy expects float64, so this namespace converts Python floats and float
+lists to float64 and Python ints to int64, as NumPy does.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from scheduler.dtypes import DType, as_dtype
+from scheduler.view import normalize_dim
+
+from ..creation import asarray as _lazy_asarray
+from ..tensor import Tensor
+
+
+def host_array(obj: object, dtype: object = None) -> np.ndarray:
+    """A NumPy array for non-tensor data; unsupported dtypes raise TypeError now."""
+    arr = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=as_dtype(dtype).np)
+    if arr.dtype == object:
+        raise TypeError(f"cannot make an array from {type(obj).__name__} data "
+                        f"(ragged nesting or non-numeric items)")
+    as_dtype(arr.dtype)  # TypeError naming the supported dtypes
+    return arr
+
+
+def tensor(x: object) -> Tensor:
+    """`x` as a tensor: tensors pass through, everything else as NumPy would convert it."""
+    if isinstance(x, Tensor):
+        return x
+    return _lazy_asarray(host_array(x))
+
+
+def operand(x: object) -> object:
+    """Tensors and Python scalars (weak, NEP 50) pass through; other data become tensors."""
+    if isinstance(x, Tensor) or (isinstance(x, (bool, int, float)) and
+                                 not isinstance(x, np.generic)):
+        return x
+    return tensor(x)
+
+
+def first_tensor(*xs: object) -> Tensor:
+    """The first tensor among `xs`, or `xs[0]` converted when none is a tensor."""
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x
+    return tensor(xs[0])
+
+
+def axis_arg(axis: object, ndim: int) -> int:
+    return normalize_dim(operator.index(axis), ndim, "axis")
+
+
+def axes_arg(axis: object, ndim: int) -> tuple[int, ...]:
+    """A tuple of distinct normalized axes from an int, a sequence, or None (all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(axis_arg(a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis!r}")
+    return out
+
+
+def dtype_arg(dtype: object) -> DType | None:
+    return None if dtype is None else as_dtype(dtype)
+
+
+def check_kind(name: str, x: Tensor, kinds: str) -> None:
+    """TypeError naming the function and dtype when `x`'s kind is not in `kinds` (b, i, f)."""
+    if x.dtype.kind not in kinds:
+        words = {"b": "boolean", "i": "integer", "f": "floating"}
+        allowed = " or ".join(words[k] for k in kinds)
+        raise TypeError(f"{name}: expected {allowed} input, got dtype {x.dtype.name}")
+
+
+builtin_max, builtin_min, builtin_sum = builtins.max, builtins.min, builtins.sum

@@ -1,0 +1,262 @@
+"""Manipulation functions: views where NumPy gives views, lazy writes where it copies.
+
+Views (no node): broadcast_to, expand_dims, flip, moveaxis, permute_dims,
+reshape (when strides allow), squeeze, unstack, split. Copies are lazy
+too: `concat`/`stack` write each piece into a new tensor (one fused write
+kernel per piece), `repeat`/`tile` read a stride-0 expanded view through
+a reshape (one copy kernel), `roll` is a concat of two slices.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from scheduler.view import normalize_dim
+
+from .. import creation, elementwise, indexing, views
+from ..tensor import Tensor
+from ._dtypes import result_type
+from ._helpers import axes_arg, axis_arg, tensor
+
+
+def broadcast_to(x: object, /, shape: object) -> Tensor:
+    return views.broadcast_to(tensor(x), shape)
+
+
+def broadcast_arrays(*arrays: object) -> list[Tensor]:
+    ts = [tensor(a) for a in arrays]
+    shape = elementwise.broadcast_shapes(*(t.shape for t in ts))
+    return [t if t.shape == shape else views.broadcast_to(t, shape) for t in ts]
+
+
+def expand_dims(x: object, /, axis: object = 0) -> Tensor:
+    """New size-1 axes at `axis` (an int or a tuple, positions in the result)."""
+    t = tensor(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = t.ndim + len(axes)
+    pos = sorted(normalize_dim(operator.index(a), ndim, "axis") for a in axes)
+    if len(set(pos)) != len(pos):
+        raise ValueError(f"expand_dims: repeated axis in {axis!r}")
+    for p in pos:
+        t = views.unsqueeze(t, p)
+    return t
+
+
+def squeeze(x: object, /, axis: object = None) -> Tensor:
+    return views.squeeze(tensor(x), axis)
+
+
+def permute_dims(x: object, /, axes: tuple[int, ...]) -> Tensor:
+    return views.permute(tensor(x), tuple(axes))
+
+
+def transpose(a: object, axes: tuple[int, ...] | None = None) -> Tensor:
+    """NumPy's transpose: reverse the axes, or permute them by `axes`."""
+    t = tensor(a)
+    return views.permute(t, tuple(reversed(range(t.ndim))) if axes is None else tuple(axes))
+
+
+def matrix_transpose(x: object, /) -> Tensor:
+    t = tensor(x)
+    if t.ndim < 2:
+        raise ValueError(f"matrix_transpose: input must be at least 2-D, got shape {t.shape}")
+    return swapaxes(t, -1, -2)
+
+
+def swapaxes(a: object, axis1: int, axis2: int) -> Tensor:
+    t = tensor(a)
+    perm = list(range(t.ndim))
+    i, j = axis_arg(axis1, t.ndim), axis_arg(axis2, t.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return views.permute(t, tuple(perm))
+
+
+def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
+    t = tensor(x)
+    src = axes_arg(source, t.ndim)
+    dst = axes_arg(destination, t.ndim)
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must "
+                         f"have the same number of elements")
+    order = [d for d in range(t.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return views.permute(t, tuple(order))
+
+
+def reshape(x: object, /, shape: object, *, copy: bool | None = None) -> Tensor:
+    """A view when strides allow (copy=False demands one), else a copy."""
+    t = tensor(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if copy:
+        return views.reshape(t.clone(), shape)
+    return views.view(t, shape) if copy is False else views.reshape(t, shape)
+
+
+def ravel(a: object) -> Tensor:
+    return views.reshape(tensor(a), (-1,))
+
+
+def flip(x: object, /, *, axis: object = None) -> Tensor:
+    """Reversed along `axis` (all axes when None): a view with negative strides."""
+    t = tensor(x)
+    axes = set(axes_arg(axis, t.ndim))
+    return views.getitem(t, tuple(slice(None, None, -1) if d in axes else slice(None)
+                                  for d in range(t.ndim)))
+
+
+def unstack(x: object, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    t = tensor(x)
+    if t.ndim == 0:
+        raise ValueError("unstack: input must be at least 1-D")
+    d = axis_arg(axis, t.ndim)
+    return tuple(views.select(t, d, i) for i in range(t.shape[d]))
+
+
+def concat(arrays: object, /, *, axis: int | None = 0) -> Tensor:
+    """Join along an existing axis (flattened first when axis is None).
+
+    The result is a new tensor; each piece is a lazy write into it, so a
+    piece's own ops fuse into its write kernel.
+    """
+    ts = [tensor(a) for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        ts, axis = [views.reshape(t, (-1,)) for t in ts], 0
+    ndim = ts[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    d = axis_arg(axis, ndim)
+    for i, t in enumerate(ts[1:], 1):
+        if t.ndim != ndim:
+            raise ValueError(f"all the input array dimensions except for the concatenation "
+                             f"axis must match exactly, but array 0 has {ndim} dimension(s) "
+                             f"and array {i} has {t.ndim} dimension(s)")
+        for k in range(ndim):
+            if k != d and t.shape[k] != ts[0].shape[k]:
+                raise ValueError(
+                    f"all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {k}, the array at index 0 has size "
+                    f"{ts[0].shape[k]} and the array at index {i} has size {t.shape[k]}")
+    devices = {t.device for t in ts}
+    if len(devices) > 1:
+        raise ValueError(f"expected all tensors on the same device, but found "
+                         f"{' and '.join(sorted(devices))}")
+    shape = list(ts[0].shape)
+    shape[d] = sum(t.shape[d] for t in ts)
+    out = creation.empty(*shape, dtype=result_type(*ts), device=ts[0].device)
+    start = 0
+    for t in ts:
+        n = t.shape[d]
+        if n:
+            out[(slice(None),) * d + (slice(start, start + n),)] = t
+        start += n
+    return out
+
+
+def concatenate(arrays: object, axis: int | None = 0) -> Tensor:
+    return concat(arrays, axis=axis)
+
+
+def stack(arrays: object, /, *, axis: int = 0) -> Tensor:
+    """Join along a new axis; every array must have the same shape."""
+    ts = [tensor(a) for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to stack")
+    if len({t.shape for t in ts}) > 1:
+        raise ValueError(f"all input arrays must have the same shape, got "
+                         f"{', '.join(str(t.shape) for t in ts)}")
+    d = normalize_dim(operator.index(axis), ts[0].ndim + 1, "axis")
+    return concat([views.unsqueeze(t, d) for t in ts], axis=d)
+
+
+def vstack(tup: object) -> Tensor:
+    ts = [tensor(a) for a in tup]
+    return concat([t.reshape(1, -1) if t.ndim < 2 else t for t in ts], axis=0)
+
+
+def hstack(tup: object) -> Tensor:
+    ts = [tensor(a) for a in tup]
+    return concat(ts, axis=0 if ts and ts[0].ndim == 1 else 1)
+
+
+def repeat(x: object, repeats: object, /, *, axis: int | None = None) -> Tensor:
+    """Each element repeated; an int count is a stride-0 view copied once, per-element
+    counts a gather."""
+    t = tensor(x)
+    if axis is None:
+        t, axis = views.reshape(t, (-1,)), 0
+    d = axis_arg(axis, t.ndim)
+    if isinstance(repeats, (int, np.integer)) or (isinstance(repeats, Tensor)
+                                                  and repeats.ndim == 0):
+        r = operator.index(repeats)
+        if r < 0:
+            raise ValueError(f"repeat: repeats may not contain negative values, got {r}")
+        wide = views.unsqueeze(t, d + 1)
+        shape = t.shape[:d + 1] + (r,) + t.shape[d + 1:]
+        merged = t.shape[:d] + (t.shape[d] * r,) + t.shape[d + 1:]
+        return views.reshape(views.expand(wide, shape).contiguous(), merged)
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    idx = np.repeat(np.arange(t.shape[d]), counts)  # NumPy's errors for bad counts
+    return indexing.take(t, idx, d)
+
+
+def tile(x: object, repetitions: object, /) -> Tensor:
+    """`x` repeated `repetitions` times per axis: an expanded view, copied once."""
+    t = tensor(x)
+    reps = (operator.index(repetitions),) if not isinstance(repetitions, (tuple, list)) \
+        else tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    nd = max(t.ndim, len(reps))
+    reps = (1,) * (nd - len(reps)) + reps
+    t = views.reshape(t, (1,) * (nd - t.ndim) + t.shape)
+    inter = tuple(v for n in t.shape for v in (1, n))
+    big = tuple(v for r, n in zip(reps, t.shape) for v in (r, n))
+    wide = views.expand(views.reshape(t, inter), big).contiguous()
+    return views.reshape(wide, tuple(r * n for r, n in zip(reps, t.shape)))
+
+
+def roll(x: object, /, shift: object, *, axis: object = None) -> Tensor:
+    """Elements shifted cyclically: a concat of two slices per rolled axis."""
+    t = tensor(x)
+    if axis is None:
+        return views.reshape(roll(views.reshape(t, (-1,)), shift, axis=0), t.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    total: dict[int, int] = {}
+    for s, a in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
+        d = axis_arg(a, t.ndim)
+        total[d] = total.get(d, 0) + s
+    for d, s in total.items():
+        n = t.shape[d]
+        k = s % n if n else 0
+        if k:
+            head = (slice(None),) * d
+            t = concat([t[head + (slice(n - k, None),)], t[head + (slice(0, n - k),)]], axis=d)
+    return t
+
+
+def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
+    """NumPy's split: views of equal sections, or cut at the given indices."""
+    t = tensor(ary)
+    d = axis_arg(axis, t.ndim)
+    n = t.shape[d]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = operator.index(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError("array split does not result in an equal division")
+        cuts = [i * (n // k) for i in range(1, k)]
+    else:
+        cuts = [operator.index(i) for i in indices_or_sections]
+    bounds = [0, *cuts, n]
+    head = (slice(None),) * d
+    return [t[head + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+__all__ = ["broadcast_arrays", "broadcast_to", "concat", "concatenate", "expand_dims", "flip",
+           "hstack", "matrix_transpose", "moveaxis", "permute_dims", "ravel", "repeat",
+           "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile", "transpose",
+           "unstack", "vstack"]
+

@@ -1,0 +1,68 @@
+"""Searching: argmax/argmin/where/count_nonzero are native; `nonzero` is a sync
+point (its result's size depends on the data); `searchsorted` is a NumPy
+fallback."""
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.dtypes import bool_
+
+from .. import elementwise, indexing, reductions
+from ..fallback import numpy_fallback
+from ..tensor import Tensor
+from ._helpers import axes_arg, axis_arg, operand, tensor
+
+
+def _arg(op: str, x: object, axis: object, keepdims: bool) -> Tensor:
+    t = tensor(x)
+    return reductions.reduce(t, op, None if axis is None else axis_arg(axis, t.ndim), keepdims)
+
+
+def argmax(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index of the first maximum (the first NaN wins), int64; axis None: flat index."""
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    return _arg("argmin", x, axis, keepdims)
+
+
+def nonzero(x: object, /) -> tuple[Tensor, ...]:
+    """One int64 index tensor per axis; syncs `x` (logged as `implicit: nonzero`)."""
+    t = tensor(x)
+    if t.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "np.atleast_1d(scalar).nonzero() instead.")
+    return indexing.nonzero(t)
+
+
+def where(condition: object, x1: object = None, x2: object = None, /) -> Tensor:
+    """x1 where condition is true, else x2 (broadcast); one argument: nonzero."""
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ValueError("where: either both or neither of x1 and x2 should be given")
+    c, a, b = tensor(condition), operand(x1), operand(x2)
+    return elementwise.apply("where", c, a, b)
+
+
+def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+    """Number of nonzero elements (int64), a fused sum of x != 0."""
+    t = tensor(x)
+    nz = elementwise.cast(t, bool_)
+    return reductions.reduce(nz, "sum", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+
+
+def searchsorted(x1: object, x2: object, /, *, side: str = "left",
+                 sorter: object = None) -> Tensor:
+    """Insertion indices of x2 into sorted 1-D x1 (a NumPy fallback)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a = tensor(x1)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D, got shape {a.shape}")
+    kwargs = {"side": side} if sorter is None else {"side": side, "sorter": tensor(sorter)}
+    return numpy_fallback("searchsorted", np.searchsorted, (a, operand(x2)), kwargs)
+
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]

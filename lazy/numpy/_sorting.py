@@ -1,0 +1,70 @@
+"""Sorting and set functions: NumPy fallbacks (lazyrt has no sort primitive),
+each logged as `fallback: <name> not lowered`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..fallback import numpy_fallback
+from ..tensor import Tensor
+from ._helpers import axis_arg, tensor
+from ._manipulation import flip
+
+
+def _check(name: str, t: Tensor, axis: int) -> int:
+    if t.ndim == 0:
+        raise ValueError(f"{name}: cannot sort a 0-d array")
+    return axis_arg(axis, t.ndim)
+
+
+def sort(x: object, /, *, axis: int = -1, descending: bool = False, stable: bool = True,
+         kind: str | None = None) -> Tensor:
+    """Sorted copy along `axis` (NaNs last ascending, first descending)."""
+    t = tensor(x)
+    axis = _check("sort", t, axis)
+    out = numpy_fallback("sort", np.sort, (t,), {"axis": axis, "kind": kind or
+                                                  ("stable" if stable else None)})
+    return flip(out, axis=axis) if descending else out
+
+
+def argsort(x: object, /, *, axis: int = -1, descending: bool = False, stable: bool = True,
+            kind: str | None = None) -> Tensor:
+    """Indices that sort `x` along `axis`; descending keeps equal elements in order."""
+    t = tensor(x)
+    axis = _check("argsort", t, axis)
+    kind = kind or ("stable" if stable else None)
+    if not descending:
+        return numpy_fallback("argsort", np.argsort, (t,), {"axis": axis, "kind": kind})
+    n = t.shape[axis]
+    idx = numpy_fallback("argsort", np.argsort, (flip(t, axis=axis),), {"axis": axis, "kind": kind})
+    return (n - 1) - flip(idx, axis=axis)
+
+
+def unique_all(x: object, /):
+    """(values, indices, inverse_indices, counts), as NumPy's namedtuple."""
+    return numpy_fallback("unique_all", np.unique_all, (tensor(x),), {})
+
+
+def unique_counts(x: object, /):
+    return numpy_fallback("unique_counts", np.unique_counts, (tensor(x),), {})
+
+
+def unique_inverse(x: object, /):
+    return numpy_fallback("unique_inverse", np.unique_inverse, (tensor(x),), {})
+
+
+def unique_values(x: object, /) -> Tensor:
+    return numpy_fallback("unique_values", np.unique_values, (tensor(x),), {})
+
+
+def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *,
+           equal_nan: bool = True):
+    """NumPy's unique, with its optional extra outputs (a NumPy fallback)."""
+    return numpy_fallback("unique", np.unique, (tensor(ar),),
+                          {"return_index": return_index, "return_inverse": return_inverse,
+                           "return_counts": return_counts, "axis": axis,
+                           "equal_nan": equal_nan})
+
+
+__all__ = ["argsort", "sort", "unique", "unique_all", "unique_counts", "unique_inverse",
+           "unique_values"]

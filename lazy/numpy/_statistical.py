@@ -1,0 +1,126 @@
+"""Statistical reductions: sum, prod, max, min, mean, var, std (native) and the
+cumulative ones (NumPy fallbacks: lazyrt has no scan primitive).
+
+Native reductions fuse their elementwise producers; `var` is two
+reductions (the mean, then the sum of squared deviations).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from scheduler.dtypes import as_dtype, float64
+
+from .. import elementwise, reductions
+from ..fallback import numpy_fallback
+from ..tensor import Tensor
+from ._helpers import axes_arg, tensor
+
+
+def _input(x: object, dtype: object) -> Tensor:
+    t = tensor(x)
+    return t if dtype is None else elementwise.cast(t, as_dtype(dtype))
+
+
+def _reduce(op: str, x: object, axis: object, keepdims: bool, dtype: object = None) -> Tensor:
+    t = _input(x, dtype)
+    axes = axes_arg(axis, t.ndim) if t.ndim else None
+    out = reductions.reduce(t, op, axes, keepdims)
+    if dtype is not None and out.dtype != as_dtype(dtype):
+        out = elementwise.cast(out, as_dtype(dtype))
+    return out
+
+
+def sum(x: object, /, *, axis: object = None, dtype: object = None,
+        keepdims: bool = False) -> Tensor:
+    """Sum; bool and int32 give int64 (NumPy); float32 accumulates in float64."""
+    return _reduce("sum", x, axis, keepdims, dtype)
+
+
+def prod(x: object, /, *, axis: object = None, dtype: object = None,
+         keepdims: bool = False) -> Tensor:
+    return _reduce("prod", x, axis, keepdims, dtype)
+
+
+def max(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+    """Maximum (NaN propagates); an empty reduction raises ValueError, as NumPy."""
+    return _reduce("max", x, axis, keepdims)
+
+
+def min(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+    return _reduce("min", x, axis, keepdims)
+
+
+def _count(t: Tensor, axis: object) -> int:
+    return math.prod(t.shape[a] for a in axes_arg(axis, t.ndim))
+
+
+def _floating(x: object, dtype: object) -> Tensor:
+    """Input for mean/var/std: bool and integers compute in float64, as NumPy."""
+    t = tensor(x)
+    if dtype is not None:
+        return elementwise.cast(t, as_dtype(dtype))
+    return t if t.dtype.is_float else elementwise.cast(t, float64)
+
+
+def mean(x: object, /, *, axis: object = None, keepdims: bool = False,
+         dtype: object = None) -> Tensor:
+    """Arithmetic mean in the floating dtype (float64 for bool and integers)."""
+    t = _floating(x, dtype)
+    return reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+
+
+def var(x: object, /, *, axis: object = None, correction: float = 0.0,
+        keepdims: bool = False, ddof: float | None = None, dtype: object = None) -> Tensor:
+    """Variance: mean squared deviation over N - correction (`ddof` is NumPy's name)."""
+    if ddof is not None:
+        correction = ddof
+    t = _floating(x, dtype)
+    axes = axes_arg(axis, t.ndim) if t.ndim else None
+    dev = elementwise.apply("sub", t, reductions.mean(t, axes, True))
+    total = reductions.reduce(elementwise.apply("mul", dev, dev), "sum", axes, keepdims)
+    n = _count(t, axis) if t.ndim else 1
+    return elementwise.apply("truediv", total, float(builtins.max(n - correction, 0)))
+
+
+def std(x: object, /, *, axis: object = None, correction: float = 0.0,
+        keepdims: bool = False, ddof: float | None = None, dtype: object = None) -> Tensor:
+    return elementwise.apply("sqrt", var(x, axis=axis, correction=correction,
+                                         keepdims=keepdims, ddof=ddof, dtype=dtype))
+
+
+
+def cumulative_sum(x: object, /, *, axis: int | None = None, dtype: object = None,
+                   include_initial: bool = False) -> Tensor:
+    """Running sum (a NumPy fallback: there is no scan primitive)."""
+    return numpy_fallback("cumulative_sum", np.cumulative_sum, (tensor(x),),
+                          {"axis": axis, "dtype": _np_dtype(dtype),
+                           "include_initial": include_initial})
+
+
+def cumulative_prod(x: object, /, *, axis: int | None = None, dtype: object = None,
+                    include_initial: bool = False) -> Tensor:
+    return numpy_fallback("cumulative_prod", np.cumulative_prod, (tensor(x),),
+                          {"axis": axis, "dtype": _np_dtype(dtype),
+                           "include_initial": include_initial})
+
+
+def cumsum(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
+    """NumPy's cumsum (flattens when axis is None); a NumPy fallback."""
+    return numpy_fallback("cumsum", np.cumsum, (tensor(a),),
+                          {"axis": axis, "dtype": _np_dtype(dtype)})
+
+
+def cumprod(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
+    return numpy_fallback("cumprod", np.cumprod, (tensor(a),),
+                          {"axis": axis, "dtype": _np_dtype(dtype)})
+
+
+def _np_dtype(dtype: object) -> np.dtype | None:
+    return None if dtype is None else as_dtype(dtype).np
+
+
+__all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "max", "mean", "min",
+           "prod", "std", "sum", "var"]
