@@ -59,8 +59,9 @@ class ArrayProtocols:
         if impl is not None and "out" in kwargs and not _accepts(impl, "out"):
             kwargs = dict(kwargs)
             out = kwargs.pop("out")
-        if impl is not None and _binds(impl, args, kwargs):
-            result = impl(*args, **kwargs)
+        call = None if impl is None else _arguments(func, impl, args, kwargs)
+        if call is not None:
+            result = impl(*call[0], **call[1])
         else:
             from .fallback import numpy_fallback
             result = numpy_fallback(func.__name__, func, args, kwargs)
@@ -170,7 +171,7 @@ def _as_bool(x: object) -> Any:
 
 @cache
 def _ufuncs() -> dict[str, Callable[..., Any]]:
-    """NumPy ufunc name -> how lazyrt builds it (ufuncs missing here fall back)."""
+    """NumPy ufunc name -> how lazyrt builds it (others: lazy.numpy's, or the fallback)."""
     from . import elementwise as ew
 
     def op(name: str) -> Callable[..., Any]:
@@ -201,14 +202,17 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
 
 def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """The lazy result of `ufunc.method(*inputs, **kwargs)`, or None when not lowered."""
-    build = _ufuncs().get(ufunc.__name__)
-    if build is None or not all(_lowerable(x) for x in inputs):
+    if not all(_lowerable(x) for x in inputs):
         return None
     xs = [_operand(x) for x in inputs]
     if not any(isinstance(x, ArrayProtocols) for x in xs):  # only `out=` was a tensor
         xs[0] = _as_tensor(xs[0])
+    build = _ufuncs().get(ufunc.__name__)
     if method == "__call__" and not kwargs:
-        return build(*xs)
+        build = build or _namespace_function(ufunc)  # np.arctan(t) -> lazy.numpy.arctan
+        return build(*xs) if build is not None and _binds(build, tuple(xs), {}) else None
+    if build is None:
+        return None
     if method == "outer" and not kwargs and ufunc.nin == 2:
         a, b = _as_tensor(xs[0]), xs[1]
         b_ndim = np.ndim(b) if not isinstance(b, ArrayProtocols) else b.ndim
@@ -285,7 +289,7 @@ def _accepts(impl: Callable, name: str) -> bool:
 
 
 def _binds(impl: Callable, args: tuple, kwargs: dict) -> bool:
-    """Does the lazy function take these arguments (NumPy-only options fall back)?"""
+    """Does the lazy function take these arguments as they are?"""
     sig = _signature(impl)
     if sig is None:
         return True
@@ -294,6 +298,56 @@ def _binds(impl: Callable, args: tuple, kwargs: dict) -> bool:
     except TypeError:
         return False
     return True
+
+
+_RENAMED = {"a_min": "min", "a_max": "max"}  # NumPy keyword -> the array API's
+
+
+def _arguments(func: Callable, impl: Callable, args: tuple,
+               kwargs: dict) -> tuple[tuple, dict] | None:
+    """NumPy's call `func(*args, **kwargs)` as arguments `impl` takes, or None.
+
+    The array API makes the array arguments positional-only and most
+    options keyword-only (`sum(x, /, *, axis)` where NumPy has `sum(a,
+    axis)`), so a call that does not bind as it is is matched by NumPy's
+    own signature: positional-only parameters by position, the others by
+    name. None (a fallback) when `impl` lacks an option given a value other
+    than NumPy's default.
+    """
+    if _binds(impl, args, kwargs):
+        return args, kwargs
+    np_sig, sig = _signature(func), _signature(impl)
+    if np_sig is None or sig is None:
+        return None
+    try:
+        given = dict(np_sig.bind(*args, **kwargs).arguments)
+    except TypeError:
+        return None
+    np_params = list(np_sig.parameters.values())
+    call_args: list = []
+    call_kwargs: dict = {}
+    for i, p in enumerate(sig.parameters.values()):
+        if p.kind is p.POSITIONAL_ONLY:
+            name = np_params[i].name if i < len(np_params) else None
+            if name in given:
+                call_args.append(given.pop(name))
+            elif p.default is not p.empty:
+                call_args.append(p.default)
+            else:
+                return None
+        elif p.kind is p.VAR_POSITIONAL:
+            star = [q.name for q in np_params if q.kind is q.VAR_POSITIONAL]
+            call_args.extend(given.pop(star[0], ()) if star else ())
+        elif p.kind is not p.VAR_KEYWORD:
+            names = [p.name] + [n for n, renamed in _RENAMED.items() if renamed == p.name]
+            for name in names:
+                if name in given:
+                    call_kwargs[p.name] = given.pop(name)
+    for name, value in given.items():
+        default = np_sig.parameters[name].default
+        if not (value is default or (type(value) is type(default) and value == default)):
+            return None
+    return tuple(call_args), call_kwargs
 
 
 # -- CUDA memory (CuPy) -----------------------------------------------------------------

@@ -1,0 +1,319 @@
+"""NumPy's protocols on Tensor (ufuncs, array functions), DLPack, scalar conversions.
+
+Differential against NumPy; "nothing ran" is read from the log, and so are
+fallbacks and the causes of implicit syncs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lazy
+from scheduler.backends import device_status
+
+pytestmark = pytest.mark.usefixtures("fresh_log")
+
+RNG = np.random.default_rng(0)
+A = RNG.uniform(0.5, 2.0, (3, 4))            # positive: log and sqrt are defined
+B = RNG.uniform(-2.0, 2.0, (3, 4))
+I = RNG.integers(-5, 6, (3, 4))               # int64
+J = RNG.integers(1, 4, (4,)).astype(np.int32)  # no zeros: // and %
+P = RNG.integers(0, 2, (3, 4)).astype(bool)
+Q = RNG.integers(0, 2, (4,)).astype(bool)
+
+
+def nothing_ran() -> bool:
+    return len(lazy.log) == 0 and lazy.log.counters.syncs == 0
+
+
+def check(got: lazy.Tensor, expected: np.ndarray) -> None:
+    assert isinstance(got, lazy.Tensor)
+    assert nothing_ran(), lazy.log.table()
+    value = got.numpy()
+    assert value.dtype == np.asarray(expected).dtype and value.shape == np.shape(expected)
+    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    lazy.log.clear()  # the next check starts from an empty log
+
+
+def lazy_args(*arrays):
+    return [lazy.asarray(a) if isinstance(a, np.ndarray) else a for a in arrays]
+
+
+UFUNC_CASES = [
+    (np.add, A, B), (np.subtract, A, 2.5), (np.multiply, I, J), (np.divide, I, J),
+    (np.floor_divide, I, J), (np.remainder, I, J), (np.power, A, B), (np.power, I, 2),
+    (np.maximum, A, B), (np.minimum, I, J), (np.equal, I, J), (np.not_equal, A, B),
+    (np.less, A, B), (np.less_equal, I, 0), (np.greater, A, 1.0), (np.greater_equal, I, J),
+    (np.bitwise_and, I, J), (np.bitwise_or, P, Q), (np.bitwise_xor, I, 3),
+    (np.logical_and, A, P), (np.logical_or, I, Q), (np.logical_xor, P, Q),
+    (np.logical_not, I), (np.invert, P), (np.negative, B), (np.positive, I), (np.absolute, B),
+    (np.exp, B), (np.log, A), (np.sqrt, A), (np.sin, B), (np.cos, I), (np.tanh, B),
+    (np.square, I), (np.isnan, np.where(P, np.nan, B)),
+]
+
+
+@pytest.mark.parametrize("case", UFUNC_CASES,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(UFUNC_CASES)])
+def test_ufunc_is_lazy_and_matches_numpy(case):
+    ufunc, *operands = case
+    check(ufunc(*lazy_args(*operands)), ufunc(*operands))
+
+
+def test_ufunc_keeps_numpys_promotion_for_mixed_operands():
+    t32 = lazy.asarray(A.astype(np.float32))
+    check(np.multiply(t32, 2.0), A.astype(np.float32) * 2.0)          # weak Python float
+    check(np.add(t32, np.float64(1)), A.astype(np.float32) + np.float64(1))  # strong scalar
+    check(np.add(lazy.asarray(I), [1.5, 2, 3, 4]), I + np.array([1.5, 2, 3, 4]))  # list: float64
+
+
+def test_ndarray_on_the_left_dispatches_to_the_tensor():
+    t = lazy.asarray(B)
+    check(A + t, A + B)
+    check(A < t, A < B)
+    check(np.float64(3) * t, 3 * B)
+
+
+@pytest.mark.parametrize("ufunc, src, kwargs", [
+    (np.add, A, {}), (np.add, I, dict(axis=1)), (np.multiply, B, dict(axis=None)),
+    (np.maximum, B, dict(axis=0, keepdims=True)), (np.minimum, I, dict(axis=(0, 1))),
+    (np.logical_or, P, dict(axis=1)), (np.logical_and, P, {}),
+])
+def test_ufunc_reduce_maps_to_lazy_reductions(ufunc, src, kwargs):
+    check(ufunc.reduce(lazy.asarray(src), **kwargs), ufunc.reduce(src, **kwargs))
+
+
+def test_ufunc_outer_is_lazy():
+    a, b = np.arange(3.0), np.arange(4).reshape(2, 2)
+    check(np.multiply.outer(lazy.asarray(a), lazy.asarray(b)), np.multiply.outer(a, b))
+    check(np.subtract.outer(lazy.asarray(a), 1), np.subtract.outer(a, 1))
+
+
+def test_out_tensor_is_written_lazily():
+    out = lazy.zeros(3, 4, dtype="float64")
+    lazy.sync()
+    lazy.log.clear()
+    r = np.add(lazy.asarray(A), B, out=out)
+    assert r is out and nothing_ran()
+    np.testing.assert_allclose(out.numpy(), A + B)
+    t = lazy.asarray(A.copy())
+    lazy.log.clear()
+    np.multiply(t, 2, out=t)  # in place, as `t *= 2`
+    assert nothing_ran()
+    np.testing.assert_allclose(t.numpy(), 2 * A)
+
+
+def test_out_tensor_refuses_an_unsafe_cast():
+    out = lazy.zeros(3, 4, dtype="int64")
+    with pytest.raises(TypeError, match="same_kind"):
+        np.add(lazy.asarray(A), 1, out=out)
+
+
+def test_out_ndarray_gets_the_values_through_a_logged_sync():
+    host = np.ones((3, 4))
+    host += lazy.asarray(A) * 2  # np.add(host, t, out=(host,))
+    np.testing.assert_allclose(host, 1 + 2 * A)
+    assert [s.cause for s in lazy.log.syncs] == ["implicit: out="]
+
+
+def test_ufunc_out_with_only_ndarray_inputs():
+    out = lazy.zeros(3, 4, dtype="float64")
+    np.subtract(A, B, out=out)
+    np.testing.assert_allclose(out.numpy(), A - B)
+
+
+def test_unlowered_ufunc_falls_back_visibly(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+    t = lazy.asarray(B)
+    cases = [(lambda x: np.add.accumulate(x, axis=1), "add.accumulate"),
+             (lambda x: np.add(x, 1, dtype=np.float32), "add"),
+             (lambda x: np.add(x, np.ones(4, np.uint8)), "add")]
+    for f, name in cases:
+        lazy.log.clear()
+        got = f(t)
+        assert isinstance(got, lazy.Tensor)
+        np.testing.assert_allclose(got.numpy(), f(B))
+        assert [r.reason for r in lazy.log] == [f"fallback: {name} not lowered"]
+        assert lazy.log.counters.fallbacks == 1
+
+
+def test_unlowered_ufunc_is_an_error_under_strict_fallback():
+    with pytest.raises(lazy.FallbackError, match="add.accumulate"):
+        np.add.accumulate(lazy.asarray(B))
+    assert nothing_ran()
+
+
+def test_ufunc_at_on_a_tensor_is_refused():
+    with pytest.raises(TypeError, match=r"t\[idx\] \+= v"):
+        np.add.at(lazy.asarray(A.copy()), [0, 0], 1.0)
+
+
+def test_foreign_array_types_are_left_to_their_own_dispatch():
+    class Other:
+        def __array_ufunc__(self, *args, **kwargs):
+            return "other"
+    assert np.add(lazy.asarray(A), Other()) == "other"
+
+
+# -- NumPy functions ------------------------------------------------------------------
+
+C = RNG.uniform(-1.0, 1.0, (4, 2))
+FUNCTION_CASES = [
+    (lambda np_, x, y: np_.sum(x), (A, B)),
+    (lambda np_, x, y: np_.sum(x, axis=(0, 1), keepdims=True), (A, B)),
+    (lambda np_, x, y: np_.mean(x, axis=0), (A, B)),
+    (lambda np_, x, y: np_.max(y, axis=1), (A, B)),
+    (lambda np_, x, y: np_.reshape(x, (4, 3)), (A, B)),
+    (lambda np_, x, y: np_.transpose(x), (A, B)),
+    (lambda np_, x, y: np_.concatenate([x, y], axis=0), (A, B)),
+    (lambda np_, x, y: np_.where(x > 1, x, y), (A, B)),
+    (lambda np_, x, y: np_.matmul(x, y), (A, C)),
+    (lambda np_, x, y: np_.dot(x, y), (A, C)),
+    # NumPy's positional options and keyword names, on array-API signatures
+    (lambda np_, x, y: np_.sum(x, 0), (A, B)),
+    (lambda np_, x, y: np_.mean(x, 1, None, None, True), (A, B)),
+    (lambda np_, x, y: np_.std(x, 0, ddof=1), (A, B)),
+    (lambda np_, x, y: np_.clip(x, a_min=0.8, a_max=1.5), (A, B)),
+    (lambda np_, x, y: np_.argmax(x, 1), (A, B)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FUNCTION_CASES)))
+def test_numpy_function_dispatches_to_lazy_numpy(case):
+    f, (x, y) = FUNCTION_CASES[case]
+    check(f(np, lazy.asarray(x), lazy.asarray(y)), f(np, x, y))
+
+
+def test_numpy_function_with_mixed_tensor_and_ndarray_arguments():
+    check(np.concatenate([A, lazy.asarray(B)], axis=1), np.concatenate([A, B], axis=1))
+
+
+def test_numpy_function_out_tensor():
+    out = lazy.zeros(4, dtype="float64")
+    lazy.sync()
+    lazy.log.clear()
+    assert np.sum(lazy.asarray(A), axis=0, out=out) is out
+    np.testing.assert_allclose(out.numpy(), A.sum(axis=0))
+
+
+def test_numpy_function_without_a_lazy_version_falls_back_visibly(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+    got = np.median(lazy.asarray(A) * 2, axis=0)
+    np.testing.assert_allclose(got.numpy(), np.median(A * 2, axis=0))
+    assert [r.reason for r in lazy.log if r.backend == "numpy"] == [
+        "fallback: median not lowered"]
+    assert lazy.log.counters.fallbacks == 1
+
+
+def test_numpy_only_option_falls_back_visibly(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+    got = np.sum(lazy.asarray(A), axis=0, where=P)
+    np.testing.assert_allclose(got.numpy(), np.sum(A, axis=0, where=P))
+    assert [r.reason for r in lazy.log] == ["fallback: sum not lowered"]
+
+
+def test_array_metadata_does_not_sync():
+    t = lazy.asarray(A) + 1
+    assert (np.shape(t), np.ndim(t), np.size(t)) == ((3, 4), 2, 12)
+    assert nothing_ran()
+
+
+def test_numpy_function_without_a_lazy_version_is_an_error_under_strict_fallback():
+    with pytest.raises(lazy.FallbackError, match="median"):
+        np.median(lazy.asarray(A))
+
+
+# -- scalar conversions -----------------------------------------------------------------
+
+@pytest.mark.parametrize("convert, value, expected", [
+    (bool, 1.0, True), (float, 2.5, 2.5), (int, 3.0, 3), (complex, 1.5, 1.5 + 0j),
+    (lambda t: [10, 20, 30][t], 1, 20),
+])
+def test_scalar_conversion_syncs_and_is_logged(convert, value, expected):
+    dtype = "int64" if isinstance(value, int) else "float64"
+    t = lazy.full((), value, dtype=dtype) * 1
+    assert convert(t) == expected
+    name = getattr(convert, "__name__", "")
+    cause = {"bool": "__bool__", "float": "__float__", "int": "__int__",
+             "complex": "__complex__"}.get(name, "__index__")
+    assert [s.cause for s in lazy.log.syncs] == [f"implicit: {cause}"]
+
+
+def test_complex_of_a_multi_element_tensor_raises():
+    with pytest.raises(ValueError, match="only tensors with one element"):
+        complex(lazy.asarray(A))
+
+
+# -- DLPack -------------------------------------------------------------------------------
+
+def test_dlpack_export_to_numpy_shares_memory_and_strides():
+    t = lazy.asarray(A) * 2
+    assert t.__dlpack_device__() == (1, 0)
+    v = t[:, ::2]
+    n = np.from_dlpack(v)
+    assert [s.cause for s in lazy.log.syncs] == ["implicit: __dlpack__"]
+    assert np.shares_memory(n, t.numpy()) and n.strides == v.numpy().strides
+    np.testing.assert_array_equal(n, 2 * A[:, ::2])
+    assert not n.flags.writeable  # lazyrt's writes are versioned, as numpy()
+    r = lazy.asarray(np.arange(12.0).reshape(3, 4))[::-1, 1:]
+    np.testing.assert_array_equal(np.from_dlpack(r), np.arange(12.0).reshape(3, 4)[::-1, 1:])
+
+
+def test_dlpack_export_copy_and_legacy_consumers():
+    t = lazy.asarray(A)
+    with pytest.raises(BufferError):
+        t.__dlpack__()  # a pre-1.0 consumer cannot be told the memory is read-only
+    c = np.from_dlpack(t, copy=True)
+    assert c.flags.writeable and not np.shares_memory(c, t.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
+def test_dlpack_export_to_torch(dtype):
+    t = lazy.asarray((I % 3).astype(dtype)).T
+    tt = torch.from_dlpack(t)
+    assert str(tt.dtype) == f"torch.{dtype}"
+    assert tuple(tt.shape) == t.shape and tt.stride() == t.stride()
+    assert tt.data_ptr() == t.numpy().__array_interface__["data"][0]
+    np.testing.assert_array_equal(tt.numpy(), (I % 3).astype(dtype).T)
+
+
+def test_from_dlpack_numpy_is_zero_copy():
+    a = np.arange(24.0).reshape(4, 6)[1:, ::-2]
+    t = lazy.from_dlpack(a)
+    assert not t._buf.pending and nothing_ran()
+    assert t.stride() == (6, -2) and np.shares_memory(t.numpy(), a)
+    np.testing.assert_array_equal(t.numpy(), a)
+    c = lazy.from_dlpack(a, copy=True)
+    assert not np.shares_memory(c.numpy(), a)
+
+
+def test_from_dlpack_torch_shares_memory_both_ways():
+    src = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()  # a transposed view
+    t = lazy.from_dlpack(src)
+    assert t.dtype == lazy.float32 and t.shape == (4, 3) and t.stride() == src.stride()
+    src[0, 0] = 100.0  # torch writes: the realized tensor reads the same memory
+    assert t[0, 0].item() == 100.0
+    t += 1  # an in-place write at sync: torch sees it
+    t.sync()
+    assert "write in place" in lazy.log[-1].reason
+    np.testing.assert_array_equal(src.numpy(), np.arange(12.0).reshape(3, 4).T + 1
+                                  + np.where(np.arange(12).reshape(3, 4).T == 0, 100, 0))
+
+
+def test_from_dlpack_round_trip_and_errors():
+    t = lazy.arange(5)
+    assert lazy.from_dlpack(t) is t
+    with pytest.raises(TypeError, match="__dlpack__"):
+        lazy.from_dlpack([1, 2, 3])
+
+
+@pytest.mark.skipif(not device_status("cuda")[0], reason="needs a CUDA device")
+def test_dlpack_cupy_round_trip():
+    import cupy
+    a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)[:, ::2]
+    t = lazy.from_dlpack(a)
+    assert t.device == "cuda" and t.stride() == (4, 2)
+    back = cupy.from_dlpack(t)
+    assert back.data.ptr == a.data.ptr and back.strides == a.strides
+    np.testing.assert_array_equal(t.numpy(), cupy.asnumpy(a))
+    assert t.__dlpack_device__()[0] == 2
