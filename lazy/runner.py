@@ -98,7 +98,7 @@ def summary() -> str:
                f"{c.transfers} transfers"]
     if c.fallbacks:
         named = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in fallbacks.most_common())
-        lines.append(f"[lazy] {c.fallbacks} NumPy fallbacks: {named}")
+        lines.append(f"[lazy] NumPy fallbacks ({c.fallbacks}): {named}")
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ def test_numpy_program_prints_the_same_under_lazy():
     summary = lazily.stderr.splitlines()
     assert summary[0].startswith("[lazy] ") and "kernels (" in summary[0]
     assert "/blas" in summary[0]  # the matmul
-    assert summary[1] == "[lazy] 1 NumPy fallbacks: median"
+    assert summary[1] == "[lazy] NumPy fallbacks (1): median"
 
 
 def test_only_the_scripts_own_modules_get_lazy_numpy():
