@@ -49,6 +49,47 @@ def w1(q):
     return ("W1", "X[:,0]**2 + X[:,1]**3, X 10M x 2", f, close(1e-4, 1e-4), 120_000_000)
 
 
+def normal_stats_check(res, ref):
+    """Peers draw different random numbers: check y = x0**2 + x1**3 of standard
+    normals by its moments (mean 1, variance 3 - 1 + 15 = 17), not element-wise."""
+    del ref
+    if res.shape != (10_000_000,):
+        return False, f"shape {res.shape}"
+    y = res.astype(np.float64)
+    mean, var = float(y.mean()), float(y.var())
+    return abs(mean - 1) < 0.02 and abs(var - 17) < 1.0, f"mean {mean:.4f}, var {var:.3f}"
+
+
+def w1r(q):
+    """W1 including randn(10M, 2): X is kept, so it is written as well as y."""
+    shape = (10_000_000, 2)
+
+    def lz():
+        X = lazy.randn(*shape)
+        y = X[:, 0] ** 2 + X[:, 1] ** 3
+        lazy.sync(X, y)
+        return y
+    rng = np.random.default_rng(1)
+
+    def npf():
+        X = rng.standard_normal(shape, dtype=np.float32)
+        return X[:, 0] ** 2 + X[:, 1] ** 3
+    f = {"lazyrt": lz, "numpy": npf}
+    if P.torch:
+        def tf():
+            X = P.torch.randn(*shape)
+            return X[:, 0] ** 2 + X[:, 1] ** 3
+        f["torch"] = tf
+    if P.jax:
+        def jf(key):
+            X = P.jax.random.normal(key, shape, dtype=np.float32)
+            return X, X[:, 0] ** 2 + X[:, 1] ** 3
+        jg = P.jax.jit(jf)
+        keys = iter(P.jax.random.split(P.jax.random.PRNGKey(1), 100_000))
+        f["jax"] = lambda: jg(next(keys))[1].block_until_ready()
+    return ("W1r", "randn(10M, 2) + W1 (X kept)", f, normal_stats_check, 120_000_000)
+
+
 def w2(q):
     an, bn, cn = rng_f32(2, 10_000_000), rng_f32(3, 10_000_000), rng_f32(4, 10_000_000)
     a, b, c = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(cn)
@@ -250,7 +291,7 @@ def w8(q):
 
 
 WORKLOADS = [
-    ("W1", [w1]), ("W2", [w2]), ("W3", [lambda q: w3(q, "rows"), lambda q: w3(q, "all")]),
+    ("W1", [w1, w1r]), ("W2", [w2]), ("W3", [lambda q: w3(q, "rows"), lambda q: w3(q, "all")]),
     ("W4", [w4]), ("W5", [w5]),
     ("W6", [lambda q: w6(q, 1024), lambda q: w6(q, 2048), w6e]), ("W8", [w8]),
 ]

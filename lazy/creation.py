@@ -180,7 +180,8 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: object = None,
 # -- random numbers: counter-based, generated inside kernels --------------------------
 # A random tensor is philox_<kind>_<dtype>(counter, seed) over `offset + flat
 # index` (an iota): a pending elementwise node that fuses into its readers
-# like `arange`. The generator is (seed, offset); each call takes the next
+# like `arange`. Seed and offset are `param` nodes, so a loop drawing new
+# numbers each step reuses one schedule. The generator is (seed, offset); each call takes the next
 # `size` counters, so consecutive calls differ and a seed replays the same
 # sequence, whatever the thread count, backend or device (docs/semantics.md).
 _seed: int | None = None  # int64 bit pattern of the 64-bit seed; None: not drawn yet
@@ -217,20 +218,21 @@ def _random(kind: str, shape: tuple, dtype: object, device: object) -> Tensor:
         raise TypeError(f"random tensors must be floating, got dtype {d.name}")
     dev = resolve_device(device)
     n = math.prod(shape)
-    seed, first = _next_counters(n)
-    counter = _iota(n, dev)
-    if first:
-        counter = counter + first
-    t = elementwise.apply(RANDOM_OPS[kind][d.name], counter.reshape(shape), seed)
-    runtime.sync(t, _cause=f"creation: {'rand' if kind == 'uniform' else 'randn'}")
-    return t
+    seed, first = (_param(v, dev) for v in _next_counters(n))
+    counter = _iota(n, dev) + first
+    return elementwise.apply(RANDOM_OPS[kind][d.name], counter.reshape(shape), seed)
+
+
+def _param(value: int, device: str) -> Tensor:
+    """An int64 scalar read at run time: a new seed or counter reuses the plan."""
+    return runtime.make("param", (), value, int64, (), device)
 
 
 def rand(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Uniform on [0, 1) (Philox4x32-10), drawn now by a logged kernel."""
+    """Uniform on [0, 1) (Philox4x32-10), generated inside the kernels that read it."""
     return _random("uniform", shape, dtype, device)
 
 
 def randn(*shape, dtype: object = None, device: object = None) -> Tensor:
-    """Standard normal (Box-Muller on Philox4x32-10), drawn now by a logged kernel."""
+    """Standard normal (Box-Muller on Philox4x32-10), generated inside the kernels that read it."""
     return _random("normal", shape, dtype, device)

@@ -20,7 +20,14 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
 - "base of a write": the version a scatter writes into must be in memory;
 - "read at computed positions": what advanced indexing gathers from.
 
-Constants and `iota` (arange) are never materialized for fusion's sake:
+A requested buffer whose readers all sit in one elementwise kernel does
+not get a kernel of its own when that kernel's reads of it tile it (each
+element read exactly once, through views that strides can express): it
+becomes an extra output of that kernel, written where it is computed
+("requested: extra output"). So `X = randn(n, 2); y = X[:, 0]**2 +
+X[:, 1]**3` is one kernel that writes both X and y.
+
+Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
 """
 from __future__ import annotations
@@ -30,7 +37,9 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .view import View
+from .view import View, compose
+
+MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
 
 @dataclass
 class Group:
@@ -41,6 +50,7 @@ class Group:
     reduce: Buffer | None = None
     side: dict[int, str] = field(default_factory=dict)   # reduce kernels: "full" or "out"
     trivial: bool = True         # every member is read in storage order (epilogue-ready)
+    extra: list[Buffer] = field(default_factory=list)  # requested members, also written
 
 
 def is_trivial(view: View, buf: Buffer) -> bool:
@@ -49,8 +59,9 @@ def is_trivial(view: View, buf: Buffer) -> bool:
 
 
 def is_free(buf: Buffer) -> bool:
-    """Constants and aranges are recomputed by every kernel that reads them."""
-    return buf.node.op in ("const", "iota")
+    """Constants, run-time scalars and aranges are recomputed by every kernel
+    that reads them."""
+    return buf.node.op in ("const", "iota", "param")
 
 
 def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set) -> str | None:
@@ -109,6 +120,79 @@ def join(buf: Buffer, group: Group, users: list) -> None:
         group.trivial = False
 
 
+def tiles(views: list[View], size: int) -> bool:
+    """Do these same-shaped views together address 0..size-1 exactly once?
+
+    Equal strides and evenly spaced offsets stack into one view with an
+    extra axis; that view must be a permutation of a contiguous layout.
+    """
+    if size == 0 or len({v.strides for v in views}) != 1:
+        return False
+    views = sorted(views, key=lambda v: v.offset)
+    shape, strides = list(views[0].shape), list(views[0].strides)
+    if len(views) > 1:
+        step = views[1].offset - views[0].offset
+        if any(b.offset - a.offset != step for a, b in zip(views, views[1:])):
+            return False
+        shape.append(len(views))
+        strides.append(step)
+    axes = sorted(((s, n) for s, n in zip(strides, shape) if n != 1), reverse=True)
+    expected = 1
+    for s, n in reversed(axes):
+        if s != expected:
+            return False
+        expected *= n
+    return views[0].offset == 0 and expected == size
+
+
+def read_views(buf: Buffer, group: Group, users: dict) -> list[View] | None:
+    """The views through which `group`'s loop reads `buf`, or None when a
+    read needs chained views (strides cannot say it) or there are too many.
+
+    Walks from `buf` up to the kernel's root through readers that are all
+    members; without recursion.
+    """
+    paths: dict[int, list[View]] = {id(group.root): [View.contiguous(group.root.node.shape)]}
+    stack = [buf]
+    while stack:
+        b = stack[-1]
+        if id(b) in paths:
+            stack.pop()
+            continue
+        readers = users.get(id(b), [])
+        todo = [u for u, _, _ in readers if id(u) not in paths]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        views = []
+        for u, view, _ in readers:
+            for p in paths[id(u)]:
+                v = compose(p, view)
+                if v is None:
+                    return None
+                views.append(v)
+        views = list(dict.fromkeys(views))  # the same element read twice is written once
+        if len(views) > MAX_PATHS:
+            return None
+        paths[id(b)] = views
+    return paths[id(buf)]
+
+
+def extra_output_group(buf: Buffer, readers: list, group_of: dict, users: dict) -> Group | None:
+    """The kernel that can write requested `buf` as an extra output, if any."""
+    groups = {id(group_of.get(id(u))) for u, _, _ in readers}
+    if not readers or len(groups) != 1 or is_free(buf) or buf.node.op == "scatter":
+        return None
+    group = group_of.get(id(readers[0][0]))
+    if group is None or group.kind != "elementwise" or can_fuse(buf, group, readers) is not None:
+        return None
+    if any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
+        return None
+    views = read_views(buf, group, users)
+    return group if views is not None and tiles(views, buf.size) else None
+
+
 def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
     """Kernels in an order that runs producers first."""
     users: dict[int, list] = defaultdict(list)  # id -> [(reader, view, src index)]
@@ -121,6 +205,13 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
     for buf in reversed(order):
         readers = users.get(id(buf), [])
         why = reason_to_materialize(buf, readers, group_of, requested)
+        if why == "requested":
+            group = extra_output_group(buf, readers, group_of, users)
+            if group is not None:
+                join(buf, group, readers)
+                group.extra.append(buf)
+                group_of[id(buf)] = group
+                continue
         if why is None and is_free(buf):
             continue  # inlined wherever it is read
         if why is None:

@@ -34,6 +34,8 @@ class Step:
     launch: Launch | None = None
     ops: tuple[str, ...] = ()   # user ops covered, "name@file:line"
     base: Buffer | None = None  # writes: the old version the output starts from
+    out_index: tuple[int, ...] = (0,)  # kernel output i writes outputs[out_index[i]]
+    params: tuple[tuple[int, Buffer], ...] = ()  # (scalar slot, `param` node it reads)
 
 
 def _op_names(group: Group) -> tuple[str, ...]:
@@ -54,6 +56,7 @@ class _Builder:
         self.input_index: dict[tuple, int] = {}
         self.scalars: list[tuple[DType, object]] = []
         self.scalar_index: dict[tuple, int] = {}
+        self.params: list[tuple[int, Buffer]] = []
         self.memo: dict[tuple, Expr] = {}
         self.member_ids = {id(m) for m in group.members}
 
@@ -72,12 +75,24 @@ class _Builder:
             self.scalars.append((dtype, value))
         return Scalar(self.scalar_index[key], dtype)
 
+    def _param(self, buf: Buffer) -> Scalar:
+        """A slot of its own per `param` node: its value changes between runs of
+        the same plan, so it is never shared with an equal constant."""
+        key = ("param", id(buf))
+        if key not in self.scalar_index:
+            self.scalar_index[key] = len(self.scalars)
+            self.scalars.append((buf.dtype, buf.node.arg))
+            self.params.append((self.scalar_index[key], buf))
+        return Scalar(self.scalar_index[key], buf.dtype)
+
     def _leaf(self, buf: Buffer, path: Path, space: str) -> Expr | None:
         g = self.group
         if buf is g.reduce and space == "out":
             return Reduced(buf.dtype)
         if buf.pending and buf.node.op == "const":
             return self._scalar(buf.node.arg, buf.dtype)
+        if buf.pending and buf.node.op == "param":
+            return self._param(buf)
         if buf.pending and id(buf) in self.member_ids and buf.node.op != "iota":
             return None  # inlined: expand its node
         return self._input(buf, space, path, buf.dtype)
@@ -194,10 +209,18 @@ def lower(group: Group, name_index: int) -> Step:
         reduce = Reduce(op, prologue, r.acc_dtype(src.dtype), red.dtype)
     else:
         domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
+    space = "out" if reduce else "full"
     if group.kind != "scatter":
         out_shape = tuple(domain[:n_out])
-        epilogue = b.build(root, (View.contiguous(out_shape),), "out" if reduce else "full")
+        epilogue = b.build(root, (View.contiguous(out_shape),), space)
         out_views = [View.contiguous(out_shape)]
+    specs = [(root.dtype, epilogue, pos, 0)]  # (dtype, value, position, index in outputs)
+    for n, buf in enumerate(group.extra, 1):  # each read of it, written where it is read
+        paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
+                       key=lambda p: p[0].offset)
+        for p in paths:
+            specs.append((buf.dtype, b.memo[(id(buf), p, space)], None, n))
+            out_views.append(p[0])
     space_shape = {"full": tuple(domain), "out": tuple(domain[:n_out])}
     indirect = [p is None for _, _, p in b.inputs]
     b.inputs = [(buf, sp, p if p is not None else
@@ -226,9 +249,9 @@ def lower(group: Group, name_index: int) -> Step:
         launch_views.append([first, *p[1:]])
         bufs.append(None if iota else buf)
     outputs, out_launch = [], []
-    for v in out_views:
+    for (dtype, value, at, _), v in zip(specs, out_views):
         strides = next(out_it)
-        outputs.append(Output(root.dtype, epilogue, _inner(strides), pos))
+        outputs.append(Output(dtype, value, _inner(strides), at))
         out_launch.append(View(tuple(shape[:n_out]), tuple(strides), v.offset))
     kernel = Kernel(len(shape), len(shape) - n_out, tuple(inputs),
                     tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
@@ -238,4 +261,5 @@ def lower(group: Group, name_index: int) -> Step:
     if len(label) > 40:  # cut at an op boundary
         label = label[:label.rfind("_", 0, 40)] + "_etc"
     kind = "s" if base is not None else "r" if reduce else "e"
-    return Step(f"{kind}{name_index}_{label}", group, [root], bufs, kernel, launch, ops, base)
+    return Step(f"{kind}{name_index}_{label}", group, [root, *group.extra], bufs, kernel, launch,
+                ops, base, tuple(n for *_, n in specs), tuple(b.params))

@@ -127,7 +127,7 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         compiled, info = backend.compile(step.kernel)
         ins = [None if b is None else b.array for b in step.inputs]
         t = time.perf_counter()
-        backend.run(compiled, step.kernel, step.launch, ins, outs)
+        backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
         if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
             from cuda_backend import synchronize
             synchronize()

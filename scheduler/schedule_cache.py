@@ -2,9 +2,10 @@
 
 A training step or a simulation loop builds the same graph every
 iteration. Its key is the graph's structure: ops, static arguments and
-constant values, dtypes, shapes, devices, every view, where each op was
-built, which inputs are the same storage, and which buffers the sync asked
-for. Sizes are in the views, so a new shape is a new key. On a hit the
+constant values (not those of `param` nodes, run-time scalars such as a
+random tensor's seed and first counter), dtypes, shapes, devices, every
+view, where each op was built, which inputs are the same storage, and which
+buffers the sync asked for. Sizes are in the views, so a new shape is a new key. On a hit the
 stored plan is re-instantiated over the new graph's buffers: the passes,
 fusion and lowering are skipped, and kernels come from the backends'
 caches. What depends on run-time state (in-place or copy for writes,
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .fusion import Group
 from .graph import Buffer, const_key
@@ -42,7 +43,7 @@ def graph_key(order: list[Buffer], targets: list[Buffer]) -> tuple[tuple, list[B
                 srcs.append((-j - 1, sb.dtype, sb.size, sb.device, v))
             else:
                 srcs.append((i, v))
-        arg = const_key(n.arg) if n.op == "const" else n.arg
+        arg = const_key(n.arg) if n.op == "const" else None if n.op == "param" else n.arg
         parts.append((n.op, arg, n.dtype, n.shape, b.device, n.where, tuple(srcs)))
     wanted = tuple(sorted(index[id(t)] for t in targets))
     return (tuple(parts), wanted), externals
@@ -61,6 +62,9 @@ class _StepTemplate:
     kernel: object
     launch: object
     ops: tuple[str, ...]
+    extra: tuple[Ref, ...]
+    out_index: tuple[int, ...]
+    params: tuple[tuple[int, Ref], ...]
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,9 @@ def templatize(steps: list[Step], aliases: list, order: list[Buffer], externals:
     return Template(tuple(
         _StepTemplate(s.name, s.group.kind, s.group.why, ref(s.group.root),
                       tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
-                      tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops)
+                      tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
+                      tuple(ref(b) for b in s.group.extra), s.out_index,
+                      tuple((slot, ref(b)) for slot, b in s.params))
         for s in steps), tuple((ref(d), ref(f)) for d, f in aliases), nodes, merged, folded)
 
 
@@ -95,10 +101,18 @@ def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tu
     steps = []
     for s in t.steps:
         root = buf(s.root)
+        extra = [buf(e) for e in s.extra]
         group = Group(root=root, why=s.why, kind=s.kind,
-                      members=[buf(m) for m in s.members], reduce=buf(s.reduce))
-        steps.append(Step(s.name, group, [root], [buf(i) for i in s.inputs], s.kernel,
-                          s.launch, s.ops, buf(s.base)))
+                      members=[buf(m) for m in s.members], reduce=buf(s.reduce), extra=extra)
+        params = tuple((slot, buf(r)) for slot, r in s.params)
+        launch = s.launch
+        if params:  # this graph's values for the run-time scalars
+            scalars = list(launch.scalars)
+            for slot, b in params:
+                scalars[slot] = b.node.arg
+            launch = replace(launch, scalars=scalars)
+        steps.append(Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
+                          launch, s.ops, buf(s.base), s.out_index, params))
     return steps, [(buf(d), buf(f)) for d, f in t.aliases]
 
 

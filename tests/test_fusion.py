@@ -15,12 +15,14 @@ def kernels_of_last_sync():
 
 def test_seed_expression_is_one_llvm_kernel():
     lazy.manual_seed(0)
-    X = lazy.randn(1000, 2)  # drawn at creation (its own logged kernel)
+    X = lazy.randn(1000, 2)  # pending: generated inside the kernel that reads it
     y = X[:, 0] ** 2 + X[:, 1] ** 3
     lazy.sync()
-    (k,) = kernels_of_last_sync()
+    (k,) = kernels_of_last_sync()  # one kernel writes both X (kept) and y
     assert k.backend == "llvm"
-    assert [op.split("@")[0] for op in k.ops] == ["mul", "mul", "mul", "add"]
+    # randn's own ops (counter = iota + offset, philox), then the expression's
+    assert [op.split("@")[0] for op in k.ops] == ["add", "philox_normal_f32",
+                                                   "mul", "mul", "mul", "add"]
     x = X.numpy()
     np.testing.assert_allclose(y.numpy(), x[:, 0] ** 2 + x[:, 1] ** 3, rtol=1e-5, atol=1e-6)
 
@@ -110,15 +112,30 @@ def test_shared_subexpression_inside_one_kernel_is_not_split():
     np.testing.assert_allclose(y.numpy(), np.abs(tn), rtol=1e-6)
 
 
-def test_live_intermediate_is_its_own_kernel():
-    x = lazy.rand(10)
+def test_live_intermediate_is_an_extra_output_of_its_reader():
+    x = lazy.rand(4, 6)
     lazy.sync(x)
     a = x + 1        # the user still holds a: sync() must realize it
-    b = a * 2
+    b = a.T * 2      # b's loop reads every element of a once (through a transpose)
+    lazy.sync()
+    (k,) = kernels_of_last_sync()
+    assert k.nbytes == 3 * 24 * 4  # reads x, writes a and b
+    np.testing.assert_allclose(b.numpy(), (x.numpy() + 1).T * 2, rtol=1e-6)
+    np.testing.assert_allclose(a.numpy(), x.numpy() + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("read", [lambda a: a[::2] * 2, lambda a: a[:, :1] + a, lambda a: a.sum()],
+                         ids=["part", "twice", "reduction"])
+def test_live_intermediate_its_reader_does_not_tile_is_its_own_kernel(read):
+    """An extra output must be written exactly once per element by the loop that
+    reads it: a partial read, a broadcast read or a reduction's prologue cannot."""
+    xn = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = lazy.asarray(xn) + 1
+    b = read(a)
     lazy.sync()
     assert len(kernels_of_last_sync()) == 2
-    np.testing.assert_allclose(b.numpy(), (x.numpy() + 1) * 2, rtol=1e-6)
-    np.testing.assert_allclose(a.numpy(), x.numpy() + 1, rtol=1e-6)
+    np.testing.assert_allclose(a.numpy(), xn + 1)
+    np.testing.assert_allclose(b.numpy(), read(xn + 1), rtol=1e-6)
 
 
 def test_matmul_is_an_extern_blas_kernel_between_fused_kernels():
