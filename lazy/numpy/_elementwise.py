@@ -76,9 +76,8 @@ def pow(x1: object, x2: object, /) -> Tensor:
 
 
 def square(x: object, /) -> Tensor:
-    """x * x (exact, and fuses)."""
-    t = tensor(x)
-    return elementwise.apply("mul", t, t)
+    """x * x, as x ** 2: bool gives int64 (NumPy: int8, which lazyrt lacks)."""
+    return elementwise.power(tensor(x), 2)
 
 
 def positive(x: object, /) -> Tensor:

@@ -130,7 +130,7 @@ def acosh(x: object, /) -> Tensor:
     t = _ap("sub", v, 1.0)
     small = log1p(_ap("add", t, _ap("sqrt", _ap("add", _ap("mul", t, 2.0), _ap("mul", t, t)))))
     big = _ap("add", _ap("log", v), _LN2)
-    return _where(_ap("gt", v, _BIG), big, small)
+    return _where(_ap("lt", v, 1.0), np.nan, _where(_ap("gt", v, _BIG), big, small))
 
 
 def hypot(x1: object, x2: object, /) -> Tensor:

@@ -1,0 +1,239 @@
+"""lazy.numpy's creation, manipulation and linear-algebra functions against NumPy.
+
+Native functions run under LAZY_FALLBACK=error (`fresh_log`); views are
+checked to share memory where NumPy's do, and copies to be lazy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazy
+import lazy.numpy as lnp
+from conftest import assert_close
+
+pytestmark = pytest.mark.usefixtures("fresh_log")
+
+
+def same(got, expected) -> None:
+    """Exact values, dtype and shape (tensors, or lists/tuples of them)."""
+    if isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e)
+        return
+    expected = np.asarray(expected)
+    assert got.dtype.name == expected.dtype.name, (got.dtype.name, expected.dtype.name)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+# -- creation ------------------------------------------------------------------------
+def test_creation_defaults_follow_numpy():
+    same(lnp.zeros((2, 3)), np.zeros((2, 3)))
+    same(lnp.ones(4, dtype=lnp.int32), np.ones(4, np.int32))
+    same(lnp.full((2,), 1.5), np.full((2,), 1.5))
+    same(lnp.full((2,), 7), np.full((2,), 7))
+    same(lnp.full((2,), True), np.full((2,), True))
+    same(lnp.arange(5), np.arange(5))
+    same(lnp.arange(1.0, 2.0, 0.25), np.arange(1.0, 2.0, 0.25))
+    same(lnp.arange(10, 1, -3), np.arange(10, 1, -3))
+    same(lnp.eye(3, 4, k=1), np.eye(3, 4, k=1))
+    same(lnp.identity(2, dtype="int64"), np.identity(2, dtype=np.int64))
+    assert_close(lnp.linspace(0, 1, num=7), np.linspace(0, 1, 7))
+    assert_close(lnp.linspace(0, 1, num=4, endpoint=False), np.linspace(0, 1, 4, endpoint=False))
+    same(lnp.linspace(-3, 3, num=5, dtype=lnp.int64), np.linspace(-3, 3, 5, dtype=np.int64))
+    x = lnp.asarray(np.arange(6.0).reshape(2, 3))
+    same(lnp.zeros_like(x), np.zeros((2, 3)))
+    same(lnp.ones_like(x, dtype=lnp.bool), np.ones((2, 3), bool))
+    same(lnp.full_like(x, 4), np.full((2, 3), 4.0))
+    e = lnp.empty_like(x)
+    assert e.shape == (2, 3) and e.dtype == lnp.float64
+    assert lnp.empty((2, 2), dtype=lnp.int32).dtype == lnp.int32
+
+
+def test_asarray_array_and_copy_semantics():
+    a = np.arange(4.0)
+    shared = lnp.asarray(a)
+    assert lazy.shares_memory(shared, lnp.asarray(a)) or np.shares_memory(shared.numpy(), a)
+    copied = lnp.asarray(a, copy=True)
+    assert not np.shares_memory(copied.numpy(), a)
+    assert not np.shares_memory(lnp.array(a).numpy(), a)
+    with pytest.raises(ValueError, match="copy=False"):
+        lnp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        lnp.asarray(shared, dtype=lnp.float32, copy=False)
+    assert lnp.asarray(shared) is shared
+    same(lnp.asarray([[1, 2], [3, 4]]), np.asarray([[1, 2], [3, 4]]))
+    same(lnp.asarray([1.0, 2.0]), np.asarray([1.0, 2.0]))  # float64, as NumPy
+    same(lnp.asarray(3.5), np.asarray(3.5))
+    same(lnp.array([1, 2], ndmin=2), np.array([1, 2], ndmin=2))
+
+
+@pytest.mark.parametrize("bad", [np.array([1], np.uint8), np.array([1], np.int8),
+                                 np.array([1], np.float16), np.array([1j]), [1j]])
+def test_unsupported_dtypes_raise_type_error(bad):
+    with pytest.raises(TypeError, match="lazyrt supports bool, int32, int64, float32, float64"):
+        lnp.asarray(bad)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        lnp.zeros(3, dtype=np.uint8)
+
+
+def test_meshgrid_tril_triu():
+    x, y = np.arange(3), np.arange(4.0)
+    for indexing in ("xy", "ij"):
+        same(lnp.meshgrid(lnp.asarray(x), lnp.asarray(y), indexing=indexing),
+             np.meshgrid(x, y, indexing=indexing))
+    z = np.arange(2)
+    same(lnp.meshgrid(*map(lnp.asarray, (x, y, z))), np.meshgrid(x, y, z))
+    m = np.arange(24.0).reshape(2, 3, 4)
+    for k in (-1, 0, 2):
+        same(lnp.tril(lnp.asarray(m), k=k), np.tril(m, k))
+        same(lnp.triu(lnp.asarray(m), k=k), np.triu(m, k))
+    with pytest.raises(ValueError, match="at least 2-D"):
+        lnp.tril(lnp.asarray(np.arange(3)))
+
+
+# -- manipulation ----------------------------------------------------------------------
+def test_views_share_memory_and_match_numpy():
+    a = np.arange(24).reshape(2, 3, 4)
+    x = lnp.asarray(a)
+    cases = [
+        (lnp.flip(x), np.flip(a)), (lnp.flip(x, axis=1), np.flip(a, 1)),
+        (lnp.flip(x, axis=(0, 2)), np.flip(a, (0, 2))),
+        (lnp.moveaxis(x, 0, -1), np.moveaxis(a, 0, -1)),
+        (lnp.moveaxis(x, (0, 1), (2, 0)), np.moveaxis(a, (0, 1), (2, 0))),
+        (lnp.permute_dims(x, (2, 0, 1)), np.permute_dims(a, (2, 0, 1))),
+        (lnp.transpose(x), np.transpose(a)), (lnp.swapaxes(x, 0, 2), np.swapaxes(a, 0, 2)),
+        (lnp.matrix_transpose(x), np.matrix_transpose(a)), (x.mT, a.mT),
+        (lnp.expand_dims(x, axis=1), np.expand_dims(a, 1)),
+        (lnp.expand_dims(x, axis=(0, -1)), np.expand_dims(a, (0, -1))),
+        (lnp.squeeze(lnp.expand_dims(x, axis=0), axis=0), a),
+        (lnp.reshape(x, (4, 6)), a.reshape(4, 6)), (lnp.ravel(x), a.ravel()),
+        (lnp.broadcast_to(x[:, :1], (2, 3, 4)), np.broadcast_to(a[:, :1], (2, 3, 4))),
+    ]
+    for got, want in cases:
+        same(got, want)
+        assert got._storage is x._storage  # a view: no copy, no node
+    same(lnp.unstack(x, axis=1), np.unstack(a, axis=1))
+    same(lnp.broadcast_arrays(x, lnp.asarray(np.arange(4))),
+         np.broadcast_arrays(a, np.arange(4)))
+    same(lnp.split(lnp.asarray(np.arange(9)), 3), np.split(np.arange(9), 3))
+    same(lnp.split(lnp.asarray(np.arange(9)), [2, 5]), np.split(np.arange(9), [2, 5]))
+
+
+def test_reshape_copy_flag():
+    t = lnp.asarray(np.arange(6).reshape(2, 3)).T
+    with pytest.raises(ValueError, match="view size is not compatible"):
+        lnp.reshape(t, (6,), copy=False)
+    same(lnp.reshape(t, (6,)), np.arange(6).reshape(2, 3).T.reshape(6))
+    base = lnp.asarray(np.arange(4))
+    c = lnp.reshape(base, (2, 2), copy=True)
+    assert c._storage is not base._storage
+    same(c, np.arange(4).reshape(2, 2))
+
+
+def test_concat_stack_are_lazy_writes():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(3, dtype=np.int32).reshape(1, 3)
+    x, y = lnp.asarray(a), lnp.asarray(b)
+    lazy.log.clear()
+    c = lnp.concat([x * 2, y], axis=0)
+    assert len(lazy.log) == 0  # nothing ran yet
+    same(c, np.concat([a * 2, b], axis=0))
+    assert all(r.backend == "llvm" for r in lazy.log)
+    same(lnp.concat([x, x], axis=None), np.concat([a, a], axis=None))
+    same(lnp.concatenate((x, x), axis=1), np.concatenate((a, a), axis=1))
+    same(lnp.stack([x, x + 1], axis=1), np.stack([a, a + 1], axis=1))
+    same(lnp.stack([x, x], axis=-1), np.stack([a, a], axis=-1))
+    same(lnp.vstack([np.arange(3), np.arange(3)]), np.vstack([np.arange(3), np.arange(3)]))
+    same(lnp.hstack([np.arange(3), np.arange(2)]), np.hstack([np.arange(3), np.arange(2)]))
+    with pytest.raises(ValueError, match="along dimension 1, the array at index 0 has size 3 "
+                                         "and the array at index 1 has size 2"):
+        lnp.concat([x, lnp.asarray(np.zeros((2, 2)))])
+    with pytest.raises(ValueError, match="same shape"):
+        lnp.stack([x, y])
+
+
+def test_repeat_tile_roll():
+    a = np.arange(6).reshape(2, 3)
+    x = lnp.asarray(a)
+    same(lnp.repeat(x, 2), np.repeat(a, 2))
+    same(lnp.repeat(x, 3, axis=1), np.repeat(a, 3, axis=1))
+    same(lnp.repeat(x, [1, 0, 2], axis=1), np.repeat(a, [1, 0, 2], axis=1))
+    same(lnp.repeat(x, 0, axis=0), np.repeat(a, 0, axis=0))
+    for reps in (2, (2, 1), (1, 2, 2), (0, 3)):
+        same(lnp.tile(x, reps), np.tile(a, reps))
+    for shift, axis in ((1, None), (-4, None), (1, 0), (2, 1), ((1, 2), (0, 1)), (5, -1)):
+        same(lnp.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis))
+    with pytest.raises(ValueError, match="negative"):
+        lnp.tile(x, -1)
+
+
+shapes = hnp.array_shapes(min_dims=1, max_dims=3, max_side=4)
+
+
+@settings(max_examples=20, deadline=None)
+@given(a=hnp.arrays(np.int64, shapes, elements=st.integers(-9, 9)), data=st.data())
+def test_manipulation_property(a, data):
+    x = lnp.asarray(a)
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    shift = data.draw(st.integers(-5, 5), label="shift")
+    same(lnp.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis))
+    same(lnp.flip(x, axis=axis), np.flip(a, axis=axis))
+    same(lnp.concat([x, x], axis=axis), np.concat([a, a], axis=axis))
+    same(lnp.repeat(x, 2, axis=axis), np.repeat(a, 2, axis=axis))
+    same(lnp.diff(x, axis=axis), np.diff(a, axis=axis))
+
+
+# -- linear algebra -----------------------------------------------------------------
+def test_linalg_matches_numpy():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 3, 2))
+    x, y = lnp.asarray(a), lnp.asarray(b)
+    tol = dict(rtol=1e-12, atol=1e-12)
+    assert_close(lnp.tensordot(x, y, axes=([1, 2], [1, 0])),
+                 np.tensordot(a, b, axes=([1, 2], [1, 0])), **tol)
+    assert_close(lnp.tensordot(x, y, axes=1), np.tensordot(a, b, axes=1), **tol)
+    assert_close(lnp.tensordot(x[0], x[1].T, axes=0), np.tensordot(a[0], a[1].T, axes=0), **tol)
+    assert_close(lnp.matmul(x, y[:, :, 0].T.reshape(4, 3)[:, :1]),
+                 np.matmul(a, b[:, :, 0].T.reshape(4, 3)[:, :1]), **tol)
+    assert_close(lnp.vecdot(x, x), np.vecdot(a, a), **tol)
+    assert_close(lnp.vecdot(x, x[0:1], axis=1), np.vecdot(a, a[0:1], axis=1), **tol)
+    i = np.arange(12, dtype=np.int32).reshape(3, 4)
+    same(lnp.vecdot(lnp.asarray(i), lnp.asarray(i)), np.vecdot(i, i))
+    assert_close(lnp.dot(x[0], y[:, 0, :]), np.dot(a[0], b[:, 0, :]), **tol)
+    bt = b.transpose(1, 0, 2)
+    assert_close(lnp.dot(x, lnp.asarray(bt)), np.dot(a, bt), **tol)
+    assert_close(lnp.dot(x[0, 0], x[1, 1]), np.dot(a[0, 0], a[1, 1]), **tol)
+    assert_close(lnp.inner(x, x), np.inner(a, a), **tol)
+    assert_close(lnp.outer(x[0, 0], x[1, 1]), np.outer(a[0, 0], a[1, 1]), **tol)
+    assert_close(lnp.trace(x[0]), np.trace(a[0]), **tol)
+    with pytest.raises(ValueError, match="shape-mismatch for sum"):
+        lnp.tensordot(x, y, axes=([0], [0]))
+    with pytest.raises(ValueError, match="not aligned"):
+        lnp.matmul(x, x)
+    with pytest.raises(ValueError, match="contracted axis has size 4 in x1"):
+        lnp.vecdot(x, y)
+
+
+def test_einsum_is_a_logged_fallback(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+    a = np.arange(6.0).reshape(2, 3)
+    same(lnp.einsum("ij,kj->ik", lnp.asarray(a), lnp.asarray(a)), np.einsum("ij,kj->ik", a, a))
+    assert [r.reason for r in lazy.log if r.backend == "numpy"] == ["fallback: einsum not lowered"]
+    monkeypatch.setenv("LAZY_FALLBACK", "error")
+    with pytest.raises(lazy.FallbackError, match="einsum"):
+        lnp.einsum("ii", lnp.asarray(np.eye(2)))
+
+
+def test_take_and_take_along_axis():
+    a = np.arange(12.0).reshape(3, 4)
+    x = lnp.asarray(a)
+    same(lnp.take(x, lnp.asarray(np.array([2, 0])), axis=1), np.take(a, [2, 0], axis=1))
+    same(lnp.take(x, [5, 1]), np.take(a, [5, 1]))
+    idx = np.argsort(-a, axis=1)
+    same(lnp.take_along_axis(x, lnp.asarray(idx), axis=1), np.take_along_axis(a, idx, axis=1))
+    with pytest.raises(IndexError, match="out of bounds"):
+        lnp.take(x, [7], axis=1)

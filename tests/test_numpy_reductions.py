@@ -1,0 +1,226 @@
+"""lazy.numpy's statistical, searching, sorting, set, utility and dtype functions,
+the namespace info, and which functions are native vs logged NumPy fallbacks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazy
+import lazy.numpy as lnp
+from conftest import assert_close
+
+pytestmark = [pytest.mark.usefixtures("fresh_log"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+@pytest.fixture
+def allow(monkeypatch):
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+
+
+def same(got, expected) -> None:
+    if isinstance(expected, tuple):
+        for g, e in zip(got, expected, strict=True):
+            same(g, e)
+        return
+    expected = np.asarray(expected)
+    assert got.dtype.name == expected.dtype.name, (got.dtype.name, expected.dtype.name)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+RNG = np.random.default_rng(7)
+ARRAYS = {"bool": RNG.random((3, 4)) < 0.5, "int32": RNG.integers(-5, 6, (3, 4), np.int32),
+          "int64": RNG.integers(-5, 6, (3, 4)), "float32": RNG.normal(size=(3, 4)).astype(
+              np.float32), "float64": RNG.normal(size=(3, 4))}
+
+
+@pytest.mark.parametrize("dt", sorted(ARRAYS))
+def test_statistical_functions_match_numpy(dt):
+    a = ARRAYS[dt]
+    x = lnp.asarray(a)
+    for axis, keepdims in ((None, False), (1, True), ((0, 1), False), (-2, False)):
+        kw = dict(axis=axis, keepdims=keepdims)
+        for name in ("sum", "prod", "max", "min", "mean", "var", "std"):
+            got, want = getattr(lnp, name)(x, **kw), getattr(np, name)(a, **kw)
+            assert_close(got, want, rtol=1e-5 if dt == "float32" else 1e-12)
+        same(lnp.any(x, **kw), np.any(a, **kw))
+        same(lnp.all(x, **kw), np.all(a, **kw))
+        same(lnp.count_nonzero(x, **kw), np.asarray(np.count_nonzero(a, **kw)))
+    assert lazy.log.counters.fallbacks == 0
+
+
+def test_statistical_options():
+    a = np.arange(12.0).reshape(3, 4)
+    x = lnp.asarray(a)
+    assert_close(lnp.var(x, axis=0, correction=1), np.var(a, axis=0, ddof=1))
+    assert_close(lnp.std(x, ddof=1), np.std(a, ddof=1))
+    assert_close(lnp.var(x[:1], axis=0, correction=1), np.var(a[:1], axis=0, ddof=1))
+    same(lnp.sum(lnp.asarray(a.astype(np.int32)), dtype=lnp.int32),
+         np.sum(a.astype(np.int32), dtype=np.int32))
+    assert_close(lnp.sum(x, dtype=lnp.float32), np.sum(a, dtype=np.float32))
+    assert_close(lnp.mean(lnp.asarray(a > 3)), np.mean(a > 3))  # bool mean: float64
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        lnp.max(lnp.asarray(np.zeros((0, 3))), axis=0)
+    with pytest.raises(IndexError, match=r"axis 2 is out of range .* \[-2, 1\]"):
+        lnp.sum(x, axis=2)
+    with pytest.raises(ValueError, match="repeated axis"):
+        lnp.sum(x, axis=(0, 0))
+
+
+def test_cumulative_functions_are_logged_fallbacks(allow):
+    a = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    x = lnp.asarray(a)
+    same(lnp.cumulative_sum(x, axis=1), np.cumulative_sum(a, axis=1))
+    same(lnp.cumulative_sum(x[0], include_initial=True),
+         np.cumulative_sum(a[0], include_initial=True))
+    same(lnp.cumulative_prod(x, axis=0, dtype=lnp.float64),
+         np.cumulative_prod(a, axis=0, dtype=np.float64))
+    same(lnp.cumsum(x), np.cumsum(a))
+    same(lnp.cumprod(x, axis=1), np.cumprod(a, axis=1))
+    reasons = [r.reason for r in lazy.log if r.backend == "numpy"]
+    assert reasons == ["fallback: cumulative_sum not lowered"] * 2 + [
+        "fallback: cumulative_prod not lowered", "fallback: cumsum not lowered",
+        "fallback: cumprod not lowered"]
+    assert lazy.log.counters.fallbacks == 5
+
+
+def test_searching():
+    a = np.array([[3.0, np.nan, 1.0], [2.0, 5.0, 5.0]])
+    x = lnp.asarray(a)
+    for axis in (None, 0, 1):
+        same(lnp.argmax(x, axis=axis), np.argmax(a, axis=axis))
+        same(lnp.argmin(x, axis=axis, keepdims=True), np.argmin(a, axis=axis, keepdims=True))
+    same(lnp.where(x > 2, x, 0.0), np.where(a > 2, a, 0.0))
+    same(lnp.where(a > 2, 1, lnp.asarray(a)), np.where(a > 2, 1, a))
+    same(lnp.nonzero(x > 2), np.nonzero(a > 2))
+    same(lnp.where(x > 2), np.where(a > 2))
+    with pytest.raises(ValueError, match="0d arrays"):
+        lnp.nonzero(lnp.asarray(1.0))
+    assert lazy.log.counters.fallbacks == 0
+
+
+def test_searchsorted_sort_argsort_are_logged_fallbacks(allow):
+    s = np.array([1, 2, 2, 5, 9])
+    v = np.array([[0, 2], [6, 10]])
+    for side in ("left", "right"):
+        same(lnp.searchsorted(lnp.asarray(s), lnp.asarray(v), side=side),
+             np.searchsorted(s, v, side=side))
+    a = np.array([[3, 1, 2, 1], [0, 0, 7, -1]])
+    x = lnp.asarray(a)
+    for axis in (0, -1):
+        same(lnp.sort(x, axis=axis), np.sort(a, axis=axis, stable=True))
+        same(lnp.argsort(x, axis=axis), np.argsort(a, axis=axis, stable=True))
+        same(lnp.sort(x, axis=axis, descending=True), -np.sort(-a, axis=axis, stable=True))
+        same(lnp.argsort(x, axis=axis, descending=True),
+             np.argsort(-a, axis=axis, stable=True))
+    kinds = {r.reason for r in lazy.log if r.backend == "numpy"}
+    assert kinds == {"fallback: searchsorted not lowered", "fallback: sort not lowered",
+                     "fallback: argsort not lowered"}
+
+
+def test_sort_under_strict_fallback_raises():
+    with pytest.raises(lazy.FallbackError, match="sort"):
+        lnp.sort(lnp.asarray(np.arange(3)))
+    with pytest.raises(lazy.FallbackError, match="unique_values"):
+        lnp.unique_values(lnp.asarray(np.arange(3)))
+
+
+def test_set_functions(allow):
+    a = np.array([[3, 1, 3], [2, 1, 7]])
+    x = lnp.asarray(a)
+    got, want = lnp.unique_all(x), np.unique_all(a)
+    assert type(got).__name__ == "UniqueAllResult"
+    same(tuple(got), tuple(want))
+    same(tuple(lnp.unique_counts(x)), tuple(np.unique_counts(a)))
+    same(tuple(lnp.unique_inverse(x)), tuple(np.unique_inverse(a)))
+    same(lnp.unique_values(x), np.unique_values(a))
+    same(tuple(lnp.unique(x, return_counts=True)), tuple(np.unique(a, return_counts=True)))
+    assert lazy.log.counters.fallbacks == 5
+
+
+def test_utility_functions():
+    a = np.array([[1.0, 4.0, 9.0, 16.0], [2.0, 3.0, 5.0, 7.0]])
+    x = lnp.asarray(a)
+    for n in (0, 1, 2):
+        same(lnp.diff(x, n=n), np.diff(a, n=n))
+    same(lnp.diff(x, axis=0), np.diff(a, axis=0))
+    same(lnp.diff(x, prepend=0.0, append=lnp.asarray(a[:, :1])),
+         np.diff(a, prepend=0.0, append=a[:, :1]))
+    b = np.array([True, False, False, True])
+    same(lnp.diff(lnp.asarray(b)), np.diff(b))
+    c = np.array([1.0, np.nan, np.inf, -np.inf, 1e-9])
+    d = np.array([1.0 + 1e-7, np.nan, np.inf, np.inf, 0.0])
+    for equal_nan in (False, True):
+        same(lnp.isclose(lnp.asarray(c), lnp.asarray(d), equal_nan=equal_nan),
+             np.isclose(c, d, equal_nan=equal_nan))
+    assert lnp.allclose(x, a + 1e-9) is True and lnp.allclose(x, a + 1) is False
+    assert lnp.array_equal(x, a) is True and lnp.array_equal(x, a[:1]) is False
+    assert lnp.array_equal(lnp.asarray(c), c, equal_nan=True) is True
+    assert lazy.log.counters.fallbacks == 0
+
+
+def test_dtype_functions():
+    assert lnp.result_type(lnp.int32, lnp.float32) == lnp.float64
+    assert lnp.result_type(lnp.asarray(np.zeros(2, np.float32)), 1.0) == lnp.float32
+    assert lnp.result_type(lnp.int32, 1) == lnp.int32
+    assert lnp.can_cast(lnp.int32, lnp.int64) and not lnp.can_cast(lnp.float64, lnp.int64)
+    assert lnp.finfo(lnp.float32).eps == np.finfo(np.float32).eps
+    assert lnp.iinfo(lnp.int32).max == 2 ** 31 - 1
+    with pytest.raises(ValueError, match="not a floating dtype"):
+        lnp.finfo(lnp.int32)
+    assert lnp.isdtype(lnp.float32, "real floating") and lnp.isdtype(lnp.int64, "integral")
+    assert lnp.isdtype(lnp.bool, "bool") and not lnp.isdtype(lnp.bool, "numeric")
+    assert lnp.isdtype(lnp.int32, ("bool", lnp.int32)) and not lnp.isdtype(lnp.int32,
+                                                                          "unsigned integer")
+    x = lnp.asarray(np.arange(3))
+    y = lnp.astype(x, lnp.float32)
+    same(y, np.arange(3, dtype=np.float32))
+    assert lnp.astype(x, lnp.int64, copy=False) is x
+    assert lnp.astype(x, lnp.int64)._storage is not x._storage
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        lnp.astype(x, np.int8)
+
+
+def test_namespace_info_and_constants():
+    x = lnp.asarray(np.arange(3.0))
+    assert x.__array_namespace__() is lnp and x.__array_namespace__(api_version="2024.12") is lnp
+    with pytest.raises(ValueError, match="2024.12"):
+        x.__array_namespace__(api_version="1999.01")
+    assert lnp.__array_api_version__ == "2024.12"
+    info = lnp.__array_namespace_info__()
+    assert info.capabilities()["boolean indexing"] is True
+    assert "cpu" in info.devices() and info.default_device() in info.devices()
+    assert info.default_dtypes()["real floating"] == lnp.float64
+    assert set(info.dtypes()) == {"bool", "int32", "int64", "float32", "float64"}
+    assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
+    assert (lnp.e, lnp.pi, lnp.inf, lnp.newaxis) == (np.e, np.pi, np.inf, None)
+    assert np.isnan(lnp.nan) and lnp.ndarray is lazy.Tensor and lnp.bool_ is lnp.bool
+    assert x.to_device("cpu").device == x.device == "cpu"
+    assert lnp.ndim(x) == 1 and lnp.shape(x) == (3,) and lnp.size(x) == 3
+
+
+def test_other_numpy_functions_are_logged_fallbacks(allow):
+    a = np.array([3.0, 1.0, 4.0, 1.0, 5.0])
+    same(lnp.median(lnp.asarray(a)), np.asarray(np.median(a)))
+    same(lnp.percentile(lnp.asarray(a), 25), np.asarray(np.percentile(a, 25)))
+    assert [r.reason for r in lazy.log if r.backend == "numpy"] == [
+        "fallback: median not lowered", "fallback: percentile not lowered"]
+    with pytest.raises(AttributeError, match="no attribute 'not_a_numpy_function'"):
+        lnp.not_a_numpy_function
+
+
+@settings(max_examples=20, deadline=None)
+@given(a=hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
+                    elements=st.floats(-100, 100, allow_nan=False)), data=st.data())
+def test_reductions_property(a, data):
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1), label="axis")
+    x = lnp.asarray(a)
+    for name in ("sum", "mean", "var", "max", "min"):
+        if name in ("max", "min") and a.size == 0:
+            continue
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, axis=axis)
+        assert_close(getattr(lnp, name)(x, axis=axis), want, rtol=1e-9, atol=1e-9)
