@@ -70,6 +70,10 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
                 backend, source = b.name, b.source(step.kernel)
             except FallbackError as e:
                 backend, reason, source = "none", str(e), ""
+            if step.core_input is not None:  # scheduler/matmul_fusion.py
+                backend = f"blas+{backend}"
+                reason = (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels, "
+                          f"{'prologue and ' if step.prologue else ''}epilogue fused: {reason}")
         out.kernels.append(PlannedKernel(step.name, backend, reason, step.group.why,
                                          step.ops, source))
     return out

@@ -51,6 +51,7 @@ class Group:
     side: dict[int, str] = field(default_factory=dict)   # reduce kernels: "full" or "out"
     trivial: bool = True         # every member is read in storage order (epilogue-ready)
     extra: list[Buffer] = field(default_factory=list)  # requested members, also written
+    core: object = None          # a MatmulCore this epilogue runs with (matmul_fusion)
 
 
 def is_trivial(view: View, buf: Buffer) -> bool:

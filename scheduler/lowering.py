@@ -36,6 +36,8 @@ class Step:
     base: Buffer | None = None  # writes: the old version the output starts from
     out_index: tuple[int, ...] = (0,)  # kernel output i writes outputs[out_index[i]]
     params: tuple[tuple[int, Buffer], ...] = ()  # (scalar slot, `param` node it reads)
+    prologue: "Step | None" = None  # matmul epilogue steps: the kernel computing a's panels
+    core_input: int | None = None   # matmul epilogue steps: the input that is the product
 
 
 def _op_names(group: Group) -> tuple[str, ...]:
@@ -261,5 +263,13 @@ def lower(group: Group, name_index: int) -> Step:
     if len(label) > 40:  # cut at an op boundary
         label = label[:label.rfind("_", 0, 40)] + "_etc"
     kind = "s" if base is not None else "r" if reduce else "e"
-    return Step(f"{kind}{name_index}_{label}", group, [root, *group.extra], bufs, kernel, launch,
+    step = Step(f"{kind}{name_index}_{label}", group, [root, *group.extra], bufs, kernel, launch,
                 ops, base, tuple(n for *_, n in specs), tuple(b.params))
+    if group.core is not None:  # runs with a BLAS matmul, panel by panel (matmul_fusion)
+        core = group.core
+        step.prologue = lower(core.prologue, name_index) if core.prologue else None
+        step.core_input = next(i for i, (buf, _, _) in enumerate(b.inputs) if buf is core.mm)
+        pro = step.prologue.ops if step.prologue else ()
+        step.ops = pro + (f"matmul@{core.mm.node.where}",) + ops
+        step.name = f"m{name_index}_matmul_{label}"
+    return step

@@ -16,6 +16,7 @@ import numpy as np
 from .backend import CompileInfo
 from .backends import FallbackError, blas_name, choose, run_extern, transfer
 from .fusion import fuse
+from .matmul_fusion import fuse_matmuls, panel_rows, scratch, slice_rows
 from .graph import Buffer, host_view
 from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
@@ -50,7 +51,7 @@ def plan(targets: list[Buffer]) -> Schedule:
     kept, alias = merge_duplicates(order)
     folded = fold_constants(kept)
     requested = {id(alias.get(id(t), t)) for t in targets}
-    groups = fuse(kept, requested)
+    groups = fuse_matmuls(fuse(kept, requested))
     steps = [lower(g, i) for i, g in enumerate(groups)]
     # A duplicate someone asked for gets its own copy: two tensors computed
     # separately must not share storage (writes through one would show in the other).
@@ -64,6 +65,11 @@ def plan(targets: list[Buffer]) -> Schedule:
 def _nbytes(step: Step) -> int:
     """Bytes read and written; a read through a view counts only what it touches."""
     out = sum(b.size * b.dtype.itemsize for b in step.outputs)
+    if step.core_input is not None:  # a fused matmul: the product itself is never in memory
+        core = step.group.core
+        reads = [b for i, b in enumerate(step.inputs) if i != step.core_input and b is not None]
+        reads += [b for b in step.prologue.inputs if b is not None] if step.prologue else [core.a]
+        return out + sum(b.size * b.dtype.itemsize for b in reads + [core.b])
     if step.launch is None:
         return out + sum(min(b.size, v.size) * b.dtype.itemsize
                          for b, v in step.group.root.node.srcs)
@@ -85,10 +91,61 @@ def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray,
     return (step.base.array if ok else step.base.array.copy()), why
 
 
+def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, float]:
+    """BLAS on row panels, each followed by the epilogue kernel on that panel
+    (and preceded by the prologue kernel writing that panel of a)."""
+    core = step.group.core
+    (m, k), n = core.a_view.shape, core.b_view.shape[1]
+    dtype = core.mm.dtype
+    compiled, info = backend.compile(step.kernel)
+    pro = step.prologue
+    if pro is not None:
+        pro_compiled, pro_info = backend.compile(pro.kernel)
+        info = CompileInfo(info.cache, info.ms + pro_info.ms, info.new)
+    outs = [_allocate(backend, b) for b in step.outputs]
+    rows = panel_rows(m, k, n, dtype.itemsize)
+    a_panel = scratch("a", rows * k, core.a.dtype.np) if pro is not None else None
+    c_panel = scratch("c", rows * n, dtype.np)
+    b_host = host_view(core.b.array, core.b_view)
+    a_host = None if pro is not None else host_view(core.a.array, core.a_view)
+    ins = [None if b is None else b.array for b in step.inputs]
+    ins[step.core_input] = c_panel
+    run_ms = 0.0
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
+        t = time.perf_counter()
+        if pro is not None:
+            backend.run(pro_compiled, pro.kernel, slice_rows(pro.launch, m, r0, r1,
+                                                             shift_outputs=False),
+                        [None if b is None else b.array for b in pro.inputs], [a_panel])
+            a_rows = a_panel[:(r1 - r0) * k].reshape(r1 - r0, k)
+        else:
+            a_rows = a_host[r0:r1]
+        np.matmul(a_rows, b_host, out=c_panel[:(r1 - r0) * n].reshape(r1 - r0, n))
+        backend.run(compiled, step.kernel,
+                    slice_rows(step.launch, m, r0, r1, keep={step.core_input}), ins,
+                    [outs[i] for i in step.out_index])
+        run_ms += (time.perf_counter() - t) * 1e3
+    return outs, info, run_ms
+
+
 def _run_step(step: Step, sync_id: int, cause: str, where: str,
               held: Callable[[], set[int]]) -> None:
     root = step.group.root
     device = root.device
+    if step.core_input is not None:
+        backend, reason = choose(step.kernel, device)
+        outs, info, run_ms = _run_matmul(step, backend)
+        for b, arr in zip(step.outputs, outs):
+            b.array, b.node = arr, None
+            pool.recycle_when_dead(b, arr)
+        reason = (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels; "
+                  f"{'prologue and ' if step.prologue else ''}epilogue fused: {reason}")
+        cache = info.cache + (f" ({info.new})" if info.new else "")
+        log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
+                                    "blas+" + backend.name, reason, cache, info.ms, run_ms,
+                                    _nbytes(step)))
+        return
     if step.kernel is None:  # extern: a transfer or a library call
         node = root.node
         nbytes = _nbytes(step)

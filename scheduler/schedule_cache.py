@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from .fusion import Group
 from .graph import Buffer, const_key
 from .lowering import Step
+from .matmul_fusion import MatmulCore
 
 Ref = int  # >= 0: index into the gathered order; < 0: -(j + 1) into the external inputs
 
@@ -65,6 +66,9 @@ class _StepTemplate:
     extra: tuple[Ref, ...]
     out_index: tuple[int, ...]
     params: tuple[tuple[int, Ref], ...]
+    core: tuple | None = None       # fused matmul: (mm, a, a view, b, b view) as refs
+    prologue: "_StepTemplate | None" = None
+    core_input: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,13 +88,19 @@ def templatize(steps: list[Step], aliases: list, order: list[Buffer], externals:
     def ref(b: Buffer | None) -> Ref | None:
         return None if b is None else index[id(b)]
 
-    return Template(tuple(
-        _StepTemplate(s.name, s.group.kind, s.group.why, ref(s.group.root),
-                      tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
-                      tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
-                      tuple(ref(b) for b in s.group.extra), s.out_index,
-                      tuple((slot, ref(b)) for slot, b in s.params))
-        for s in steps), tuple((ref(d), ref(f)) for d, f in aliases), nodes, merged, folded)
+    def step(s: Step) -> _StepTemplate:
+        c = s.group.core
+        core = None if c is None else (ref(c.mm), ref(c.a), c.a_view, ref(c.b), c.b_view)
+        return _StepTemplate(
+            s.name, s.group.kind, s.group.why, ref(s.group.root),
+            tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
+            tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
+            tuple(ref(b) for b in s.group.extra), s.out_index,
+            tuple((slot, ref(b)) for slot, b in s.params), core,
+            step(s.prologue) if s.prologue else None, s.core_input)
+
+    return Template(tuple(step(s) for s in steps), tuple((ref(d), ref(f)) for d, f in aliases),
+                    nodes, merged, folded)
 
 
 def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tuple[list, list]:
@@ -98,8 +108,7 @@ def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tu
     def buf(r: Ref | None) -> Buffer | None:
         return None if r is None else (order[r] if r >= 0 else externals[-r - 1])
 
-    steps = []
-    for s in t.steps:
+    def step(s: _StepTemplate) -> Step:
         root = buf(s.root)
         extra = [buf(e) for e in s.extra]
         group = Group(root=root, why=s.why, kind=s.kind,
@@ -111,9 +120,15 @@ def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tu
             for slot, b in params:
                 scalars[slot] = b.node.arg
             launch = replace(launch, scalars=scalars)
-        steps.append(Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
-                          launch, s.ops, buf(s.base), s.out_index, params))
-    return steps, [(buf(d), buf(f)) for d, f in t.aliases]
+        prologue = step(s.prologue) if s.prologue else None
+        if s.core is not None:
+            mm, a, av, b, bv = s.core
+            group.core = MatmulCore(buf(mm), buf(a), av, buf(b), bv,
+                                    prologue.group if prologue else None)
+        return Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
+                    launch, s.ops, buf(s.base), s.out_index, params, prologue, s.core_input)
+
+    return [step(s) for s in t.steps], [(buf(d), buf(f)) for d, f in t.aliases]
 
 
 class ScheduleCache:
