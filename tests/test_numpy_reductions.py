@@ -202,6 +202,25 @@ def test_namespace_info_and_constants():
     assert lnp.ndim(x) == 1 and lnp.shape(x) == (3,) and lnp.size(x) == 3
 
 
+def test_numpy_aliases_copy_and_dlpack():
+    aliases = {"amax": "max", "amin": "min", "arccos": "acos", "arccosh": "acosh",
+               "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh",
+               "around": "round", "round_": "round", "rint": "round", "bitwise_not":
+               "bitwise_invert", "invert": "bitwise_invert", "conjugate": "conj",
+               "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+               "mod": "remainder", "true_divide": "divide"}
+    for alias, name in aliases.items():
+        assert getattr(lnp, alias) is getattr(lnp, name), alias
+    assert (lnp.float_, lnp.int_, lnp.intp) == (lnp.float64, lnp.int64, lnp.int64)
+    a = np.arange(3.0)
+    c = lnp.copy(a)
+    same(c, a)
+    assert not np.shares_memory(c.numpy(), a)
+    d = lnp.from_dlpack(a)
+    same(d, a)
+    assert np.shares_memory(d.numpy(), a)
+
+
 def test_other_numpy_functions_are_logged_fallbacks(allow):
     a = np.array([3.0, 1.0, 4.0, 1.0, 5.0])
     same(lnp.median(lnp.asarray(a)), np.asarray(np.median(a)))

@@ -8,14 +8,12 @@ run in NumPy through `lazy.fallback.numpy_fallback`, each logged as
 Any other NumPy function reached as `lazy.numpy.<name>` is such a
 fallback too. docs/numpy.md lists which is which.
 """
-from __future__ import annotations
-
 import math as _math
 
 import numpy as _np
 
 from ..fallback import numpy_fallback as _numpy_fallback
-from ..tensor import Tensor
+from ..tensor import Tensor as _Tensor
 from ._creation import *  # noqa: F401,F403
 from ._dtypes import *  # noqa: F401,F403
 from ._dtypes import bool, float_, int_, intp  # noqa: F401,A004
@@ -35,7 +33,7 @@ from scheduler.dtypes import bool_  # noqa: F401
 __array_api_version__ = "2024.12"
 
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
-ndarray = Tensor
+ndarray = _Tensor
 
 # NumPy's other names for the same functions
 absolute = abs  # noqa: F405
@@ -50,18 +48,18 @@ conjugate = conj  # noqa: F405
 
 
 def ndim(a: object) -> int:
-    return a.ndim if isinstance(a, Tensor) else _np.ndim(a)
+    return a.ndim if isinstance(a, _Tensor) else _np.ndim(a)
 
 
 def shape(a: object) -> tuple[int, ...]:
-    return a.shape if isinstance(a, Tensor) else _np.shape(a)
+    return a.shape if isinstance(a, _Tensor) else _np.shape(a)
 
 
 def size(a: object) -> int:
-    return a.size if isinstance(a, Tensor) else _np.size(a)
+    return a.size if isinstance(a, _Tensor) else _np.size(a)
 
 
-def copy(a: object) -> Tensor:
+def copy(a: object) -> _Tensor:
     return asarray(a, copy=True)  # noqa: F405
 
 

@@ -9,7 +9,7 @@ import builtins
 
 import numpy as np
 
-from scheduler.dtypes import ALL, DType, as_dtype, bool_, float32, float64, int32, int64
+from scheduler.dtypes import DType, as_dtype, bool_, float32, float64, int32, int64
 from scheduler.dtypes import result_type as _result_type
 
 from .. import elementwise
@@ -81,5 +81,5 @@ def result_type(*arrays_and_dtypes: object) -> DType:
     return _result_type(*items)
 
 
-__all__ = ["ALL", "astype", "bool", "can_cast", "finfo", "float32", "float64", "iinfo",
+__all__ = ["astype", "bool", "can_cast", "finfo", "float32", "float64", "iinfo",
            "int32", "int64", "isdtype", "result_type"]
