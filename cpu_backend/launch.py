@@ -153,7 +153,7 @@ class Launcher:
             return
         fn = compiled.fn
         a_ptr, s_ptr = _addr(args), _addr(scalars)
-        n_partial = (2 if red.op in ("argmax", "argmin") else 1) if red is not None else 0
+        n_partial = len(Accumulator(red).partial_dtypes) if red is not None else 0
         addrs = [0 if x is None else _addr(x) for x in buffers]
 
         def pointers(extra: list[np.ndarray]) -> np.ndarray:

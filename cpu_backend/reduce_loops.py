@@ -21,9 +21,11 @@ from scheduler.kernel_ir import Kernel, Load, postorder
 from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
                     _strides, blocked_arg)
-from .lowering import I64
+from .lowering import I64, cast, const, intrinsic
+from .vmath import exp
 
 TILE = 128
+LSE_BLOCK = 1024  # logsumexp row block: 4-8 KB, still in L1 for the second (exp) sweep
 
 
 def tile_eligible(k: Kernel) -> bool:
@@ -133,10 +135,10 @@ class ReductionLoops:
             return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
                            for i in full}
 
-        def x_at(state, jr, tag):
+        def x_at(state, jr, tag, dtype=acc.acc):
             pos = {i: _at(g, state[1][i], jr, pick(n, tag)) for n, i in enumerate(full)}
             x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
-            return acc.convert(b, x, red.expr.dtype)
+            return cast(b, x, red.expr.dtype, dtype)
 
         def relem(state, jr, carry, tag):
             return acc.update(b, carry, x_at(state, jr, tag), g.add(state[0], jr))
@@ -144,9 +146,13 @@ class ReductionLoops:
         def arg_row(state, cnt, carry, tag):
             return blocked_arg(g, acc, lambda j: x_at(state, j, tag), state[0], cnt, carry)
 
+        def lse_row(state, cnt, carry, tag):
+            return blocked_lse(g, acc, lambda j: x_at(state, j, tag, acc.block_dtype), cnt, carry)
+
         rs = g.ctl["rstart"]
+        row = arg_row if acc.is_arg else lse_row if acc.is_lse else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
-                            relem, versions, check, arg_row if acc.is_arg else None)
+                            relem, versions, check, row)
 
     def combine(self, flat_o) -> list[ir.Value]:
         """Mode 2: fold the per-thread partials, in thread order."""
@@ -243,3 +249,34 @@ class ReductionLoops:
 
         g.loop_range(g.ctl["rstart"], g.ctl["rend"], g.shape(self.nout, self.nd), [], rrow, relem)
 
+
+def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:
+    """logsumexp over one row of `cnt` elements, LSE_BLOCK at a time.
+
+    An element-wise online update (running max, rescaled sum) carries a
+    dependence LLVM cannot vectorize; per block, the max is a plain
+    vectorized max, then sum(exp(x - max)) a vectorized sum over the same
+    elements while they are in L1, and the pair is rescaled once per block.
+    """
+    b, bd = g.b, acc.block_dtype
+    bsz = ir.Constant(I64, LSE_BLOCK)
+    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, LSE_BLOCK - 1)), bsz)
+
+    def block(blk, c):
+        jb = g.mul(blk, bsz)
+        je = b.add(jb, bsz)
+        je = b.select(b.icmp_signed("<", cnt, je), cnt, je)
+        mx = intrinsic(b, "llvm.maximum", const(bd, 0.0).type, 2)
+        bmax = g.counted_loop(jb, je, [const(bd, float("-inf"))],
+                              lambda j, mc: [b.call(mx, [mc[0], x_at(j)])])[0]
+
+        def block_sum(shift: ir.Value) -> ir.Value:
+            def add(j, sc):
+                r = b.fadd(sc[0], exp(b, b.fsub(x_at(j), shift)))
+                r.flags.append("reassoc")
+                return [r]
+            return g.counted_loop(jb, je, [const(bd, 0.0)], add)[0]
+
+        return acc.lse_block(b, c, bmax, block_sum)
+
+    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)

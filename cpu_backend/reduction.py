@@ -1,4 +1,4 @@
-"""Accumulator rules for the eight reductions, as LLVM IR.
+"""Accumulator rules for the reductions, as LLVM IR.
 
 One `Accumulator` knows, for one `Reduce`, the loop-carried registers
 (value, plus the index for argmax/argmin), their identity, how one element
@@ -11,15 +11,26 @@ vectorizer may reorder them (accuracy comes from the float64 accumulator of
 float32 data); max/min use `llvm.maximum`/`llvm.minimum`, which propagate NaN
 as NumPy does and still vectorize; argmax/argmin keep the first occurrence
 (strict compare) and let the first NaN win, like `np.argmax`.
+
+logsumexp carries the pair (m, s): the running max and the sum of
+exp(x - m). Two pairs combine with one exp (the smaller max is rescaled to
+the larger), so an element update, a thread's partial and a CUDA lane all
+use the same rule; rows use the blocked form in reduce_loops.py (block max,
+then a vectorized sum of exp(x - max) over the block while it is in L1).
+While m is -inf, s is 0; once m is +inf or NaN, s no longer matters: the
+result is m + log(s) for a finite m, else m (scipy's logsumexp).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from llvmlite import ir
 
-from scheduler.dtypes import DType, int64
+from scheduler.dtypes import DType, float32, int64
 from scheduler.kernel_ir import Reduce
 
 from .lowering import I1, cast, const, intrinsic, mem_type, reg_type
+from .vmath import exp, log
 
 
 def _extreme(d: DType, high: bool) -> ir.Constant:
@@ -40,14 +51,16 @@ class Accumulator:
         self.op = red.op
         self.acc = red.acc
         self.is_arg = red.op in ("argmax", "argmin")
+        self.is_lse = red.op == "logsumexp"
 
     @property
     def types(self) -> list[ir.Type]:
-        t = [reg_type(self.acc)]
-        return t + [reg_type(int64)] if self.is_arg else t
+        return [reg_type(d) for d in self.partial_dtypes]
 
     @property
     def partial_dtypes(self) -> list[DType]:
+        if self.is_lse:
+            return [self.acc, self.acc]
         return [self.acc, int64] if self.is_arg else [self.acc]
 
     def init(self, first_index: ir.Value) -> list[ir.Value]:
@@ -60,6 +73,8 @@ class Accumulator:
             v = _extreme(d, high=False)
         elif op in ("min", "argmin"):
             v = _extreme(d, high=True)
+        elif op == "logsumexp":
+            return [_extreme(d, high=False), const(d, 0.0)]
         else:  # any / all
             v = ir.Constant(I1, 1 if op == "all" else 0)
         return [v, first_index] if self.is_arg else [v]
@@ -71,6 +86,9 @@ class Accumulator:
     def update(self, b: ir.IRBuilder, carry: list[ir.Value], x: ir.Value,
                index: ir.Value | None = None, force: ir.Value | None = None) -> list[ir.Value]:
         d, op, acc = self.acc, self.op, carry[0]
+        if self.is_lse:  # the element is the pair (x, 1), or (-inf, 0)
+            ninf = b.fcmp_ordered("==", x, _extreme(d, high=False))
+            return self.lse_combine(b, carry, [x, b.select(ninf, const(d, 0.0), const(d, 1.0))])
         if op in ("sum", "prod"):
             if d.is_float:
                 r = b.fadd(acc, x) if op == "sum" else b.fmul(acc, x)
@@ -103,7 +121,52 @@ class Accumulator:
         """Fold one thread's partial (in thread order) into the carry."""
         if self.is_arg:
             return self.update(b, carry, parts[0], parts[1], force=first)
+        if self.is_lse:
+            return self.lse_combine(b, carry, parts)
         return self.update(b, carry, parts[0])
+
+    # -- logsumexp: the (max, scaled sum) pair ------------------------------------------
+    @property
+    def block_dtype(self) -> DType:
+        """Dtype of the blocked row loops: float32 data stays float32 there (16-wide
+        exp); block results are widened to the float64 pair once per block."""
+        return float32 if self.red.expr.dtype == float32 else self.acc
+
+    def lse_combine(self, b: ir.IRBuilder, carry: list[ir.Value],
+                    other: list[ir.Value]) -> list[ir.Value]:
+        """(m1, s1) + (m2, s2): the smaller max is rescaled by exp(lo - M), once.
+
+        lo - M is NaN only when both are the same infinity (scale 1) or a NaN
+        is involved (the result is NaN whatever s is)."""
+        (m1, s1), (m2, s2) = carry, other
+        t = m1.type
+        gt = b.fcmp_ordered(">", m2, m1)
+        big = b.call(intrinsic(b, "llvm.maximum", t, 2), [m1, m2])
+        d = b.fsub(b.select(gt, m1, m2), big)
+        e = exp(b, b.select(b.fcmp_unordered("uno", d, d), ir.Constant(t, 0.0), d))
+        return [big, b.select(gt, b.fadd(b.fmul(s1, e), s2), b.fadd(s1, b.fmul(s2, e)))]
+
+    def lse_block(self, b: ir.IRBuilder, carry: list[ir.Value], block_max: ir.Value,
+                  block_sum: Callable[[ir.Value], ir.Value]) -> list[ir.Value]:
+        """Fold a block into the pair: its max (block dtype), then
+        block_sum(shift) = sum of exp(x - shift) over it, shift being the new
+        max (0 while that is -inf, so -inf elements add exp(-inf) = 0)."""
+        bd, d = self.block_dtype, self.acc
+        m, s = carry
+        big = b.call(intrinsic(b, "llvm.maximum", m.type, 2), [m, cast(b, block_max, bd, d)])
+        shift = cast(b, big, d, bd)  # exact: a max of block-dtype values
+        ninf = b.fcmp_ordered("==", shift, _extreme(bd, high=False))
+        bs = cast(b, block_sum(b.select(ninf, const(bd, 0.0), shift)), bd, d)
+        same = b.fcmp_ordered("==", m, big)  # also -inf == -inf: no rescale
+        scale = b.select(same, const(d, 1.0), exp(b, b.fsub(m, big)))
+        return [big, b.fadd(b.fmul(s, scale), bs)]
+
+    def lse_result(self, b: ir.IRBuilder, carry: list[ir.Value]) -> ir.Value:
+        """m + log(s) for a finite max, else the max itself (-inf, +inf, NaN)."""
+        m, s = carry
+        absm = b.call(intrinsic(b, "llvm.fabs", m.type, 1), [m])
+        finite = b.fcmp_ordered("!=", absm, ir.Constant(m.type, float("inf")))
+        return b.select(finite, b.fadd(m, log(b, s)), m)
 
     # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins --
     def block_identity(self) -> ir.Value:
@@ -140,6 +203,8 @@ class Accumulator:
         """The `Reduced` value, in the Reduce's result dtype."""
         if self.is_arg:
             return cast(b, carry[1], int64, self.red.dtype)
+        if self.is_lse:
+            return cast(b, self.lse_result(b, carry), self.acc, self.red.dtype)
         return cast(b, carry[0], self.acc, self.red.dtype)
 
     # partial buffers hold the carry in memory types

@@ -28,6 +28,7 @@ from scheduler.ops import REDUCTIONS, operand_error
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
 from .launch import bind, plan_launch
+from .reduce import second_partial
 from . import diskcache, nvrtc
 from .nvrtc import OPTIONS
 
@@ -197,7 +198,8 @@ class CUDABackend:
         if kernel.reduce is not None:
             n = max(plan.partials, 1)
             bufs[("pv", 0)] = cupy.empty(n, kernel.reduce.acc.np)
-            bufs[("pi", 0)] = cupy.empty(n, np.int64)
+            second = second_partial(kernel.reduce.op, kernel.reduce.acc)
+            bufs[("pi", 0)] = cupy.empty(n, second.np if second is not None else np.int64)
         if src.packed:
             bufs[("A", 0)], bufs[("S", 0)] = cupy.asarray(a), cupy.asarray(s)
         for call in plan.calls:

@@ -32,7 +32,7 @@ from scheduler.kernel_ir import (Cast, Expr, Gather, Kernel, Load, Op, Reduced, 
 from scheduler.ops import ELEMENTWISE
 
 from .prelude import PRELUDE
-from .reduce import Reduction
+from .reduce import Reduction, second_partial
 
 MAX_BY_VALUE = 400
 CTYPE = {"bool": "bool", "int32": "int", "int64": "i64", "float32": "float", "float64": "double"}
@@ -146,8 +146,9 @@ class _Gen:
         ps += [Param("out", i, f"{mtype(o.dtype)}* __restrict__") for i, o in enumerate(k.outputs)]
         if k.reduce is not None:
             ps.append(Param("pv", 0, f"{mtype(k.reduce.acc)}* __restrict__"))
-            if k.reduce.op in ("argmax", "argmin"):
-                ps.append(Param("pi", 0, "i64* __restrict__"))
+            second = second_partial(k.reduce.op, k.reduce.acc)
+            if second is not None:
+                ps.append(Param("pi", 0, f"{mtype(second)}* __restrict__"))
             ps += [Param("mode", 0, "int"), Param("nparts", 0, "i64")]
         return ps
 

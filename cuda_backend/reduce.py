@@ -1,13 +1,16 @@
 """The reduction kernel body: per-element accumulate, combine, epilogue.
 
 State is a struct `St {v, i}` (i: flat reduce index, used by argmax/argmin,
--1 = no element yet). `comb` is associative and commutative for every op,
+-1 = no element yet; for logsumexp, v is the running max and i, in the
+accumulator dtype, the sum of exp(x - v)). `comb` is associative and commutative for every op,
 so any split of the reduce range over threads, warps, blocks and partial
 chunks gives NumPy's answer:
 - sum/prod wrap for ints; float32 accumulates in float64 (the IR's `acc`);
 - max/min propagate NaN; bool max/min are or/and;
 - argmax/argmin keep the better value, NaN beating everything, and on a tie
-  (or two NaNs) the smaller index: the first occurrence, as np.argmax.
+  (or two NaNs) the smaller index: the first occurrence, as np.argmax;
+- logsumexp rescales the pair with the smaller max by exp(lo - hi), one exp
+  per combine (cpu_backend/reduction.py has the same rule and its edge cases).
 
 All strategies live in one compiled function and `mode` picks one at
 launch time, so a shape needing another strategy never recompiles:
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler.dtypes import DType
+from scheduler.dtypes import DType, int64
 from scheduler.kernel_ir import Load, Scalar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,6 +54,13 @@ def identity(op: str, d: DType) -> str:
     return "(i64)9223372036854775807LL" if high else "(i64)(-9223372036854775807LL - 1)"
 
 
+def second_partial(op: str, acc: DType) -> DType | None:
+    """Dtype of the state's second field in partial buffers (`pi`), None when unused."""
+    if op in ("argmax", "argmin"):
+        return int64
+    return acc if op == "logsumexp" else None
+
+
 def combine(op: str, d: DType) -> list[str]:
     """Body of `comb(St a, St b) -> St` for `op` in accumulator dtype `d`."""
     if op in ("sum", "prod"):
@@ -59,6 +69,13 @@ def combine(op: str, d: DType) -> list[str]:
         return [f"return St{{a.v {'||' if op == 'any' else '&&'} b.v, 0}};"]
     if op in ("max", "min"):
         return [f"return St{{lz_{op}(a.v, b.v), 0}};"]
+    if op == "logsumexp":
+        from .codegen import ctype
+        t = ctype(d)
+        return ["const bool gt = b.v > a.v;", f"const {t} hi = lz_max(a.v, b.v);",
+                f"{t} lo = (gt ? a.v : b.v) - hi;", f"if (lo != lo) lo = ({t})0;",
+                f"const {t} e = lz_exp(lo);",
+                "return St{hi, gt ? a.i * e + b.i : a.i + b.i * e};"]
     cmp = ">" if op == "argmax" else "<"
     if d.is_float:
         def better(x: str, y: str) -> str:
@@ -83,13 +100,14 @@ class Reduction:
     def emit(self) -> None:
         g, k, red = self.g, self.k, self.red
         from .codegen import cast, ctype, mtype
-        acc, is_arg = red.acc, red.op in ("argmax", "argmin")
+        acc, is_arg, is_lse = red.acc, red.op in ("argmax", "argmin"), red.op == "logsumexp"
+        second = second_partial(red.op, acc)
         e = g.emit
         g.header()
         red_n = " * ".join(f"n{d}" for d in range(k.n_out, k.ndim)) or "1"
         e(f"const u64 n_red = (u64)({red_n});", 1)
-        e(f"struct St {{ {ctype(acc)} v; i64 i; }};", 1)
-        e(f"const St ident = {{{identity(red.op, acc)}, -1}};", 1)
+        e(f"struct St {{ {ctype(acc)} v; {ctype(acc) if is_lse else 'i64'} i; }};", 1)
+        e(f"const St ident = {{{identity(red.op, acc)}, {'0' if is_lse else '-1'}}};", 1)
         e("auto comb = [](St a, St b) -> St {", 1)
         for line in combine(red.op, acc):
             e(line, 2)
@@ -124,7 +142,11 @@ class Reduction:
             raise TypeError(f"{x} is not allowed in a reduction prologue")
         vals = g.evaluate([red.expr], leaf, 2)
         x = cast(vals[id(red.expr)], red.expr.dtype, acc)
-        e(f"st = comb(st, St{{{x}, {'(i64)r' if is_arg else '0'}}});", 2)
+        if is_lse:  # the element is the pair (x, 1), or (-inf, 0)
+            e(f"const {ctype(acc)} xv = {x};", 2)
+            e(f"st = comb(st, St{{xv, xv == {identity('max', acc)} ? 0 : 1}});", 2)
+        else:
+            e(f"st = comb(st, St{{{x}, {'(i64)r' if is_arg else '0'}}});", 2)
         e("};", 1)
         # combine across a warp, then across the block through shared memory
         e("auto warp_comb = [&](St st) -> St {", 1)
@@ -148,6 +170,8 @@ class Reduction:
         # epilogue: once per output element
         e("auto fin = [&](u64 o, St st) {", 1)
         res = "st.i" if is_arg else "st.v"
+        if is_lse:  # m + log(s) for a finite max (v - v == 0), else the max itself
+            res = "(st.v - st.v == 0 ? st.v + lz_log(st.i) : st.v)"
         e(f"const {ctype(red.dtype)} red = {cast(res, int64_or(acc, is_arg), red.dtype)};", 2)
         g.out_space(g.unravel("o", 0, k.n_out, "o", 2), 2, reduced="red")
         e("};", 1)
@@ -185,7 +209,7 @@ class Reduction:
         e("for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) elem(st, b, r);", 3)
         e("st = block_comb(st);", 3)
         e(f"if (threadIdx.x == 0) {{ pv[w] = ({mtype(acc)})st.v; "
-          f"{'pi[w] = st.i; ' if is_arg else ''}}}", 3)
+          f"{'pi[w] = st.i; ' if second else ''}}}", 3)
         e("}", 2)
         e("} else if (mode == 5) {  /* column tiles: lanes take 32 neighbouring outputs */", 1)
         e("const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;", 2)
@@ -200,7 +224,7 @@ class Reduction:
         e("if (wid == 0) {", 3)
         e("for (unsigned k = 1; k < nw; ++k) st = comb(st, colsh[k * 32 + lane]);", 4)
         e(f"if (o < n_out) {{ if (P == 1) fin(o, st); else {{ pv[o * P + p] = ({mtype(acc)})st.v; "
-          f"{'pi[o * P + p] = st.i; ' if is_arg else ''}}} }}", 4)
+          f"{'pi[o * P + p] = st.i; ' if second else ''}}} }}", 4)
         e("}", 3)
         e("__syncthreads();", 3)
         e("}", 2)
@@ -209,7 +233,7 @@ class Reduction:
         e("for (u64 o = blockIdx.x; o < n_out; o += gridDim.x) {", 2)
         e("St st = ident;", 3)
         load_v = "(pv[o * P + p] != 0)" if acc.is_bool else "pv[o * P + p]"
-        load_i = "pi[o * P + p]" if is_arg else "0"
+        load_i = "pi[o * P + p]" if second else "0"
         e(f"for (u64 p = threadIdx.x; p < P; p += blockDim.x) "
           f"st = comb(st, St{{{load_v}, {load_i}}});", 3)
         e("st = block_comb(st);", 3)

@@ -98,6 +98,9 @@ argmax, argmin, any, all = (_reduction("argmax"), _reduction("argmin"), _reducti
                             _reduction("all"))
 
 
+from .softmax import log_softmax, logsumexp, softmax  # noqa: E402,F401  (lazy.softmax, ...)
+
+
 def mean(x: object, axis=None, keepdims: bool = False, *, dim=None, keepdim: bool = False):
     return reductions.mean(_t(x), axis, keepdims, dim=dim, keepdim=keepdim)
 

@@ -18,13 +18,16 @@ from __future__ import annotations
 import importlib
 import inspect
 from functools import cache
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from scheduler.dtypes import as_dtype, bool_
 from scheduler.graph import Buffer
 from scheduler.view import View
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 _DL_CPU, _DL_CUDA = 1, 2  # DLDeviceType values (dlpack.h)
 _UNSET = object()
@@ -100,7 +103,7 @@ class ArrayProtocols:
         return complex(self._scalar("__complex__"))
 
 
-def from_dlpack(x: Any, *, device: object = None, copy: bool | None = None) -> Any:
+def from_dlpack(x: Any, *, device: object = None, copy: bool | None = None) -> Tensor:
     """A realized tensor over the memory `x` exports through DLPack (NumPy, PyTorch,
     CuPy, JAX, ...): zero-copy unless `copy=True` or `device` names another device,
     which copies (refused under `copy=False`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from scheduler.dtypes import bool_, float_result
+from scheduler.dtypes import DType, bool_, float_result
 from scheduler.ops import REDUCTIONS
 from scheduler.view import View, normalize_dim
 
@@ -39,25 +39,28 @@ def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
 
 
 def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
-           keepdim: bool = False) -> Tensor:
+           keepdim: bool = False, dtype: DType | None = None) -> Tensor:
+    """`dtype`: the result dtype when not the op's own (softmax keeps logsumexp
+    in its float64 accumulator for float32 data)."""
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, op)
     red = REDUCTIONS[op]
+    out_dtype = dtype or red.result_dtype(t.dtype)
     if red.identity is None and any(t.shape[a] == 0 for a in axes):
         raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has "
                          f"no identity (shape {t.shape}, axis {axis})")
     src = elementwise.cast(t, bool_) if op in ("any", "all") else t
     if not axes:  # nothing to reduce: NumPy gives the values in the result dtype
         if op in ("argmax", "argmin"):
-            return elementwise.const(0, red.result_dtype(t.dtype), t.shape, t.device)
-        return elementwise.astype(src, red.result_dtype(src.dtype))
+            return elementwise.const(0, out_dtype, t.shape, t.device)
+        return elementwise.astype(src, out_dtype)
     if op in ("argmax", "argmin") and axis is None and t.ndim > 1:
         flat = src.reshape(-1)  # NumPy: the index into the flattened tensor
         out = reduce(flat, op)
         return out.reshape((1,) * t.ndim) if keep else out
     kshape = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
-    out = runtime.make("reduce", ((src._buf, src._view),), (op, axes),
-                       red.result_dtype(src.dtype), kshape, t.device)
+    out = runtime.make("reduce", ((src._buf, src._view),), (op, axes), out_dtype, kshape,
+                       t.device)
     if keep:
         return out
     shape = tuple(n for d, n in enumerate(t.shape) if d not in axes)

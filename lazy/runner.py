@@ -116,7 +116,8 @@ def run(script: str, args: list[str]) -> int:
     """Run `script` as __main__ with NumPy redirected; returns its exit status."""
     path = os.path.abspath(script)
     sys.argv = [script, *args]
-    sys.path[0] = os.path.dirname(path)
+    if not sys.flags.safe_path:  # `python -P` puts no script directory on the path
+        sys.path[0] = os.path.dirname(path)
     try:
         with NumpyRedirect(os.path.dirname(path)):
             runpy.run_path(path, run_name="__main__")

@@ -5,10 +5,14 @@ Python's recursion limit.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
+from .dtypes import DType
 from .graph import Buffer, Node, const_key
-from .ops import ELEMENTWISE
+from .ops import ELEMENTWISE, REDUCTIONS
+from .view import View
 
 
 def gather(targets: list[Buffer]) -> list[Buffer]:
@@ -89,3 +93,96 @@ def fold_constants(order: list[Buffer]) -> int:
         node.op, node.srcs, node.arg = "const", (), value.item()
         folded += 1
     return folded
+
+
+# -- rewrite: the softmax idiom --------------------------------------------------------
+def _plain(view: View, buf: Buffer) -> bool:
+    """`view` reads pending `buf` whole, in its own shape and storage order."""
+    return view.shape == buf.node.shape and view.offset == 0 and view.is_contiguous()
+
+
+def _keepdims_broadcast(view: View, red: Buffer, shape: tuple[int, ...], axes) -> bool:
+    """`view` reads the keepdims reduction `red` broadcast over `shape` (`x - m`)."""
+    kshape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    if red.node.shape != kshape or view.shape != shape or view.offset != 0:
+        return False
+    cs = View.contiguous(kshape).strides
+    return all(n == 1 or s == (0 if d in axes else cs[d])
+               for d, (n, s) in enumerate(zip(shape, view.strides)))
+
+
+def _softmax_parts(y: Buffer, reads: Counter, requested: set[int]) -> tuple | None:
+    """(x, x's view, axes, max, sub, exp, sum) when pending `y` is
+    `e / e.sum(axes, keepdims)` with `e = exp(x - x.max(axes, keepdims))` and
+    nothing but `y` needs `e`, the max or the sum; else None."""
+    ny = y.node
+    if ny.op != "truediv" or not ny.dtype.is_float:
+        return None
+    (e, ve), (s, vs) = ny.srcs
+    if not (e.pending and s.pending and s.node.op == "reduce" and s.node.arg[0] == "sum"):
+        return None
+    axes, shape = s.node.arg[1], ny.shape
+    if e.node.op != "exp" or s.node.srcs[0][0] is not e or not _plain(s.node.srcs[0][1], e) \
+            or not _plain(ve, e) or not _keepdims_broadcast(vs, s, shape, axes):
+        return None
+    (d, vd), = e.node.srcs
+    if not (d.pending and d.node.op == "sub" and _plain(vd, d)):
+        return None
+    (x, vx), (m, vm) = d.node.srcs
+    if not (m.pending and m.node.op == "reduce" and m.node.arg == ("max", axes)) \
+            or m.node.srcs[0][0] is not x or m.node.srcs[0][1] != vx \
+            or not _keepdims_broadcast(vm, m, shape, axes):
+        return None
+    inner = (m, d, e, s)
+    if any(b.dtype != ny.dtype for b in (x, *inner)) or any(id(b) in requested for b in inner):
+        return None
+    if (reads[id(m)], reads[id(d)], reads[id(e)], reads[id(s)]) != (1, 1, 2, 1):
+        return None
+    return x, vx, axes, *inner
+
+
+def _new(op: str, srcs: tuple, arg, dtype: DType, shape: tuple[int, ...], where: str,
+         device: str) -> Buffer:
+    return Buffer.pending_from(Node(op, srcs, arg, dtype, shape, where), device)
+
+
+def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, vm: View, s: Buffer,
+                       d: Buffer) -> Buffer:
+    """x - lse (x's dtype) with lse = logsumexp(x, axes) kept in the accumulator
+    dtype (float64 for float32 x: x - lse is then rounded once, so softmax keeps
+    float32 accuracy for large x), and lse + (lse - lse): NaN unless finite, which
+    is what `e / sum(e)` gives for rows holding +inf or only -inf."""
+    dev, dtype, kshape, shape = m.device, x.dtype, m.node.shape, d.node.shape
+    acc = REDUCTIONS["logsumexp"].acc_dtype(dtype)
+    k = View.contiguous(kshape)
+    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), acc, kshape, m.node.where, dev)
+    nan_unless_finite = _new("sub", ((lse, k), (lse, k)), None, acc, kshape, s.node.where, dev)
+    shift = _new("add", ((lse, k), (nan_unless_finite, k)), None, acc, kshape, s.node.where, dev)
+    c = View.contiguous(shape)
+    xs = (x, vx) if dtype == acc else \
+        (_new("cast", ((x, vx),), acc, acc, shape, d.node.where, dev), c)
+    z = _new("sub", (xs, (shift, vm)), None, acc, shape, d.node.where, dev)
+    return z if dtype == acc else _new("cast", ((z, c),), dtype, dtype, shape, d.node.where, dev)
+
+
+def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:
+    """Rewrite `e / e.sum(axes, keepdims)`, `e = exp(x - x.max(axes, keepdims))`,
+    into `exp(x - logsumexp(x, axes))`: two passes over x (one online
+    reduction, one elementwise kernel) instead of four, and `e` is never
+    written. Only the division's node changes; the max, `e` and the sum are
+    left as they were (a tensor still holding one of them computes it later),
+    and the rewrite is skipped when the sync asks for one of them or another
+    node reads it. Returns the number of rewrites; the caller re-gathers.
+    """
+    reads = Counter(id(b) for buf in order for b, _ in buf.node.srcs)
+    done = 0
+    for y in order:
+        parts = _softmax_parts(y, reads, requested)
+        if parts is None:
+            continue
+        x, vx, axes, m, d, _e, s = parts
+        z = _log_softmax_nodes(x, vx, axes, m, d.node.srcs[1][1], s, d)
+        shape = y.node.shape
+        y.node = Node("exp", ((z, View.contiguous(shape)),), None, y.dtype, shape, y.node.where)
+        done += 1
+    return done

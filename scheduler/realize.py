@@ -23,7 +23,7 @@ from .log import KernelRecord, SyncRecord, log
 from .pool import pool
 from .schedule_cache import cache as schedule_cache, graph_key, instantiate, templatize
 from .lowering import Step, lower
-from .passes import fold_constants, gather, merge_duplicates
+from .passes import fold_constants, gather, merge_duplicates, rewrite_softmax
 
 
 class KernelError(RuntimeError):
@@ -43,6 +43,9 @@ class Schedule:
 def plan(targets: list[Buffer]) -> Schedule:
     """Passes, fusion and lowering; a graph with a known structure reuses its plan."""
     order = gather(targets)
+    rewritten = rewrite_softmax(order, {id(t) for t in targets})
+    if rewritten:  # the rewritten graph is what is keyed, cached and planned
+        order = gather(targets)
     key, externals = graph_key(order, targets)
     template = schedule_cache.get(key)
     if template is not None:

@@ -73,7 +73,7 @@ def random_kernel(draw, reduce: bool):
         x = draw(expr_tree(full_leaves, 3, EXACT_OPS))
         r = REDUCTIONS[op]
         red = Reduce(op, x, r.acc_dtype(x.dtype), r.result_dtype(x.dtype))
-        inexact = op in ("sum", "prod") and red.acc.is_float
+        inexact = op in ("sum", "prod", "logsumexp") and red.acc.is_float
         out_leaves = [Load(i, x.dtype) for i, x in enumerate(inputs) if x.space == "out"]
         out_leaves += [Scalar(i, d) for i, d in enumerate(scalars)] + [Reduced(red.dtype)] * 3
     else:

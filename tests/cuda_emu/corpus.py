@@ -60,6 +60,8 @@ def values(rng: np.random.Generator, dtype: str, shape, special: bool = True) ->
 
 
 def is_inexact(k: Kernel) -> bool:
+    if k.reduce is not None and k.reduce.op == "logsumexp":
+        return True
     roots = [o.expr for o in k.outputs] + ([k.reduce.expr] if k.reduce else [])
     return any(isinstance(e, Op) and e.name in INEXACT_OPS for e in postorder(roots))
 
@@ -171,6 +173,15 @@ def builders() -> dict[str, Callable[[np.random.Generator], list]]:
                                         _arr(rng, "float64", (8, 50)).mean(axis=1),
                                         (lazy.exp(_arr(rng, "float32", (6, 70))).sum(axis=1) + 2)]
     B["reduce/softmax"] = lambda rng: [_softmax(_arr(rng, "float32", (5, 33), special=False))]
+    for d in ("float32", "float64"):
+        def lse(rng, d=d):
+            x = _arr(rng, d, (6, 37))  # quarter-integers with NaN, +-inf, -0.0
+            rows = lazy.asarray(np.array([[-np.inf] * 5, [np.inf, 1, 2, -np.inf, 3],
+                                          [1e4, -1e4, 1e4, 0, 1], [-1e4] * 5], d))
+            return [lazy.logsumexp(x, axis=1), lazy.logsumexp(x, axis=0), lazy.logsumexp(x),
+                    lazy.logsumexp(rows, axis=1), lazy.logsumexp(_arr(rng, d, (3, 0)), axis=1),
+                    lazy.softmax(x * 100, axis=1), lazy.log_softmax(x, axis=0)]
+        B[f"reduce/logsumexp/{d}"] = lse
     B["reduce/view"] = lambda rng: [_arr(rng, "int64", (12, 10))[::-2, 1::3].sum(axis=0),
                                     _arr(rng, "float32", (20, 3)).T.argmax(axis=1)]
     B["reduce/empty"] = lambda rng: [_arr(rng, "float32", (3, 0)).sum(axis=1),

@@ -29,6 +29,7 @@ import numpy as np
 
 from cuda_backend.codegen import CudaSource, generate, mtype
 from cuda_backend.launch import bind, plan_launch
+from cuda_backend.reduce import second_partial
 from scheduler.kernel_ir import Kernel, Launch, pack_launch
 
 HERE = Path(__file__).resolve().parent
@@ -185,7 +186,9 @@ def run(kernel: Kernel, launch: Launch, inputs: list, outputs: list[np.ndarray],
     if kernel.reduce is not None:
         acc = kernel.reduce.acc
         arrays[("pv", 0)] = np.zeros(max(plan.partials, 1), _NP[mtype(acc)])
-        arrays[("pi", 0)] = np.zeros(max(plan.partials, 1), np.int64)
+        second = second_partial(kernel.reduce.op, acc)
+        arrays[("pi", 0)] = np.zeros(max(plan.partials, 1),
+                                     second.np if second is not None else np.int64)
     if src.packed:
         arrays[("A", 0)], arrays[("S", 0)] = a, s
     for call in plan.calls:

@@ -21,6 +21,8 @@ from .corpus import REDUCE_MODES, Case, values
 
 EXACT_OPS = sorted(set(ELEMENTWISE) - {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow",
                                        "philox_normal_f32", "philox_normal_f64"})
+# logsumexp rounds like exp and log: the corpus covers it under every strategy
+EXACT_REDUCTIONS = sorted(set(REDUCTIONS) - {"logsumexp"})
 
 
 from ir_strategies import expr_tree, out_view, view_chain  # shared with the CPU backend tests
@@ -53,7 +55,7 @@ def random_case(draw, reduce: bool) -> Case:
     full += [Scalar(i, d) for i, d in enumerate(scalars)]
     red, leaves = None, full
     if reduce:
-        op = draw(st.sampled_from(sorted(REDUCTIONS)))
+        op = draw(st.sampled_from(EXACT_REDUCTIONS))
         x = draw(expr_tree(full, 3, EXACT_OPS))
         r = REDUCTIONS[op]
         red = Reduce(op, x, r.acc_dtype(x.dtype), r.result_dtype(x.dtype))

@@ -1,0 +1,47 @@
+"""logsumexp, softmax and log_softmax (scipy.special / torch names).
+
+`logsumexp` is one reduction (an online running max and rescaled sum,
+scheduler/ops.py), so `softmax(x) = exp(x - logsumexp(x))` reads x twice:
+one reduction kernel, then one elementwise kernel, where the textbook
+`e = exp(x - max); e / sum(e)` takes four passes and writes `e`.
+"""
+from __future__ import annotations
+
+from scheduler.dtypes import float_result
+from scheduler.ops import REDUCTIONS
+
+from . import elementwise, reductions
+from .tensor import Tensor, asarray_like
+
+
+def _float(x: object) -> Tensor:
+    t = x if isinstance(x, Tensor) else asarray_like(x, "cpu")
+    return elementwise.cast(t, float_result(t.dtype))
+
+
+def logsumexp(x: object, axis=None, keepdims: bool = False, *, dim=None,
+              keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `axis` without overflow, as scipy.special.logsumexp:
+    -inf for an empty or all -inf reduction, +inf when a +inf is present."""
+    return reductions.reduce(_float(x), "logsumexp", axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def _log_softmax(t: Tensor, axis) -> Tensor:
+    """x - logsumexp(x), with logsumexp kept in its accumulator dtype (float64 for
+    float32: the difference is rounded once, so large x keep float32 accuracy)
+    and made NaN where it is not finite (lse + (lse - lse)): a row holding +inf
+    or only -inf gives NaN, as `exp(x - max) / sum(...)` does in NumPy and torch."""
+    acc = REDUCTIONS["logsumexp"].acc_dtype(t.dtype)
+    lse = reductions.reduce(t, "logsumexp", axis, keepdims=True, dtype=acc)
+    return elementwise.cast(t - (lse + (lse - lse)), t.dtype)
+
+
+def softmax(x: object, axis=None, *, dim=None) -> Tensor:
+    """exp(x) / sum(exp(x)) over `axis` (None: all elements, as scipy; torch's
+    `dim` is accepted), computed as exp(x - logsumexp(x)): two passes over x."""
+    return elementwise.apply("exp", _log_softmax(_float(x), dim if dim is not None else axis))
+
+
+def log_softmax(x: object, axis=None, *, dim=None) -> Tensor:
+    """x - logsumexp(x) over `axis` (None: all elements; or torch's `dim`)."""
+    return _log_softmax(_float(x), dim if dim is not None else axis)
