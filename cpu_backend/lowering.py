@@ -154,6 +154,28 @@ def _tanh(b, d, x):
     return tanh32(b, x) if d.itemsize == 4 else tanh64(b, x)
 
 
+def _libm(name: str) -> Emitter:
+    """A call to C's `name` (float64) or `name`f (float32), resolved in the process's libm.
+
+    For functions with no LLVM intrinsic (asin, atan2, nextafter, ...): a
+    scalar call, so a loop holding one does not vectorize, but it fuses.
+    """
+    def emit(b: ir.IRBuilder, d: DType, *args: ir.Value) -> ir.Value:
+        ty = args[0].type
+        full = name + ("f" if ty == F32 else "")
+        fn = b.module.globals.get(full)
+        if fn is None:
+            fn = ir.Function(b.module, ir.FunctionType(ty, [ty] * len(args)), name=full)
+        return b.call(fn, list(args))
+    return emit
+
+
+def _signbit(b, d, x):
+    """The sign bit itself (true for -0.0 and negative NaNs), as np.signbit."""
+    bits = I32 if x.type == F32 else I64
+    return b.icmp_signed("<", b.bitcast(x, bits), ir.Constant(bits, 0))
+
+
 def _sigmoid(b, d, x):
     one = ir.Constant(x.type, 1.0)
     return b.fdiv(one, b.fadd(one, _exp(b, d, b.fneg(x))))
@@ -278,6 +300,13 @@ EMITTERS: dict[str, Emitter] = {
     "cos": _cos,
     "tanh": _tanh,  # vmath.py too
     "sigmoid": _sigmoid,
+    "asin": _libm("asin"),
+    "acos": _libm("acos"),
+    "atan": _libm("atan"),
+    "atan2": _libm("atan2"),
+    "nextafter": _libm("nextafter"),
+    "copysign": _call("llvm.copysign"),
+    "signbit": _signbit,
     "invert": lambda b, d, x: b.xor(x, ir.Constant(x.type, -1 if d.is_int else 1)),
     "add": _by_kind(lambda b, d, x, y: b.or_(x, y), lambda b, d, x, y: b.add(x, y),
                     lambda b, d, x, y: b.fadd(x, y)),

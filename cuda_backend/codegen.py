@@ -80,9 +80,10 @@ def cast(x: str, src: DType, dst: DType) -> str:
 
 
 _UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh",
-                                      "sigmoid")}
+                                      "sigmoid", "asin", "acos", "atan", "signbit")}
 _BINARY_CALL = {"add": "lz_add", "sub": "lz_sub", "mul": "lz_mul", "floordiv": "lz_floordiv",
-                "mod": "lz_mod", "pow": "lz_pow", "maximum": "lz_max", "minimum": "lz_min"}
+                "mod": "lz_mod", "pow": "lz_pow", "maximum": "lz_max", "minimum": "lz_min",
+                "atan2": "lz_atan2", "copysign": "lz_copysign", "nextafter": "lz_nextafter"}
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _BITWISE = {"and": ("&", "&&"), "or": ("|", "||"), "xor": ("^", "!=")}
 

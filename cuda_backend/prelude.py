@@ -95,6 +95,21 @@ LZ_D float lz_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 LZ_D double lz_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 LZ_D float lz_pow(float x, float y) { return powf(x, y); }
 LZ_D double lz_pow(double x, double y) { return pow(x, y); }
+LZ_D float lz_asin(float x) { return asinf(x); }
+LZ_D double lz_asin(double x) { return asin(x); }
+LZ_D float lz_acos(float x) { return acosf(x); }
+LZ_D double lz_acos(double x) { return acos(x); }
+LZ_D float lz_atan(float x) { return atanf(x); }
+LZ_D double lz_atan(double x) { return atan(x); }
+LZ_D float lz_atan2(float y, float x) { return atan2f(y, x); }
+LZ_D double lz_atan2(double y, double x) { return atan2(y, x); }
+/* exact: the next representable value, the sign bit, a sign transplant */
+LZ_D float lz_nextafter(float x, float y) { return nextafterf(x, y); }
+LZ_D double lz_nextafter(double x, double y) { return nextafter(x, y); }
+LZ_D float lz_copysign(float x, float y) { return copysignf(x, y); }
+LZ_D double lz_copysign(double x, double y) { return copysign(x, y); }
+LZ_D bool lz_signbit(float x) { return signbit(x) != 0; }
+LZ_D bool lz_signbit(double x) { return signbit(x) != 0; }
 
 /* NaN-propagating maximum/minimum (np.maximum); bool: or/and */
 LZ_D bool lz_max(bool x, bool y) { return x || y; }

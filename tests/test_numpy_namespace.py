@@ -1,8 +1,7 @@
 """lazy.numpy's elementwise functions against real NumPy: values, dtypes, shapes.
 
-Every native function runs under LAZY_FALLBACK=error (the `fresh_log`
-fixture), so a hidden NumPy fallback fails the test; the few fallbacks
-(asin, acos, atan, atan2, nextafter) are checked to be logged as such.
+Every elementwise function is native: each runs under LAZY_FALLBACK=error
+(the `fresh_log` fixture), so a hidden NumPy fallback fails the test.
 """
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from conftest import assert_close, sample
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 SPECIAL = np.array([0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 2.5, 1e-9, -1e-9, 3e-5, 0.75, 1.0, -1.0,
-                    7.25, -7.5, 31.5, 1e6, -2e9, 1e15 + 0.5, 1e300, np.inf, -np.inf, np.nan])
+                    7.25, -7.5, 31.5, 1e6, -2e9, 1e15 + 0.5, 1e300, np.inf, -np.inf, np.nan, -np.nan])
 FLOATS = ["float32", "float64"]
 ALL_DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 FLOATING = ["bool", "int64", "float32", "float64"]  # int32 -> float64 is int64's kernel
@@ -65,6 +64,9 @@ UNARY = {
     "asinh": (np.arcsinh, FLOATING, LOOSE),
     "acosh": (np.arccosh, FLOATING, LOOSE),
     "atanh": (np.arctanh, FLOATING, LOOSE),
+    "asin": (np.arcsin, FLOATING, TOL),
+    "acos": (np.arccos, FLOATING, TOL),
+    "atan": (np.arctan, FLOATING, TOL),
     "floor": (np.floor, ALL_DTYPES, None),
     "ceil": (np.ceil, ALL_DTYPES, None),
     "trunc": (np.trunc, ALL_DTYPES, None),
@@ -136,6 +138,8 @@ BINARY = {
     "bitwise_or": (np.bitwise_or, ["bool", "int32", "int64"], None),
     "bitwise_xor": (np.bitwise_xor, ["bool", "int32", "int64"], None),
     "copysign": (np.copysign, ["int32", "float32", "float64"], None),
+    "nextafter": (np.nextafter, ["int64", "float32", "float64"], None),
+    "atan2": (np.arctan2, ["int32", "float32", "float64"], TOL),
     "hypot": (np.hypot, ["int32", "float32", "float64"], LOOSE),
     "logaddexp": (np.logaddexp, ["int64", "float32", "float64"], LOOSE),
 }
@@ -187,29 +191,6 @@ def test_clip_round_decimals_and_aliases(fresh_log):
     check(lnp.round(x, decimals=2), np.round(a, 2), "float64", LOOSE)
     check(lnp.round(x * 1000, decimals=-2), np.round(a * 1000, -2), "float64", LOOSE)
     assert lnp.arctan2 is lnp.atan2 and lnp.absolute is lnp.abs and lnp.power is lnp.pow
-
-
-@pytest.mark.parametrize("name,fn,arity", [("asin", np.arcsin, 1), ("acos", np.arccos, 1),
-                                           ("atan", np.arctan, 1), ("atan2", np.arctan2, 2),
-                                           ("nextafter", np.nextafter, 2)])
-def test_fallback_elementwise_functions_are_logged(name, fn, arity, monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
-    lazy.sync()
-    lazy.log.clear()
-    rng = np.random.default_rng(5)
-    for dt in ("int32", "float32", "float64"):
-        args = [data(dt, rng) for _ in range(arity)]
-        args = [a[: min(len(x) for x in args)] for a in args]
-        with np.errstate(all="ignore"):
-            expected = fn(*[a if dt in FLOATS else a.astype(np.float64) for a in args])
-        check(getattr(lnp, name)(*map(lnp.asarray, args)), expected, dt,
-              None if name == "nextafter" else TOL)
-    assert lazy.log.counters.fallbacks == 3
-    assert {r.reason for r in lazy.log if r.backend == "numpy"} == {
-        f"fallback: {name} not lowered"}
-    monkeypatch.setenv("LAZY_FALLBACK", "error")
-    with pytest.raises(lazy.FallbackError, match=name):
-        getattr(lnp, name)(*[lnp.asarray([0.5])] * arity)
 
 
 def test_native_composition_is_one_fused_kernel(fresh_log):

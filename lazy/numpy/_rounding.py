@@ -1,4 +1,4 @@
-"""Rounding, sign and sign-bit functions, composed exactly from lazy primitives.
+"""Rounding and sign functions, composed exactly from lazy primitives.
 
 lazyrt has no floor primitive, but NumPy's float floor division by 1 is
 exactly floor for every finite value (`fmod` is exact), so these fuse
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler.dtypes import bool_, float_result, result_type
+from scheduler.dtypes import bool_
 
 from .. import elementwise
 from ..fallback import numpy_fallback
@@ -79,31 +79,21 @@ def sign(x: object, /) -> Tensor:
 
 
 def signbit(x: object, /) -> Tensor:
-    """Is the sign bit set: x < 0, or x == 0 with 1/x < 0 (-0.0).
-
-    The sign of a NaN cannot be read without a bit-level primitive: NaNs give False.
-    """
+    """Is the sign bit set (-0.0 and negative NaNs too): the `signbit` primitive."""
     t = tensor(x)
     if t.dtype.is_bool:
         return elementwise.const(False, bool_, t.shape, t.device)
     if t.dtype.is_int:
         return _apply("lt", t, 0)
-    neg_zero = _apply("and", _apply("eq", t, 0.0), _apply("lt", _apply("truediv", 1.0, t), 0.0))
-    return _apply("or", _apply("lt", t, 0.0), neg_zero)
+    return _apply("signbit", t)
 
 
 def copysign(x1: object, x2: object, /) -> Tensor:
-    """|x1| with the sign of x2 (floating result, as NumPy)."""
+    """|x1| with the sign bit of x2 (floating result, as NumPy)."""
     a, b = operand(x1), operand(x2)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = tensor(a)
-    dtypes = [v.dtype if isinstance(v, Tensor) else v for v in (a, b)]
-    d = float_result(result_type(*dtypes))
-    device = (a if isinstance(a, Tensor) else b).device
-    a = elementwise.cast(a, d) if isinstance(a, Tensor) else elementwise.const(a, d, (), device)
-    b = elementwise.cast(b, d) if isinstance(b, Tensor) else elementwise.const(b, d, (), device)
-    mag = _apply("abs", a)
-    return _where(signbit(b), _apply("neg", mag), mag)
+    return _apply("copysign", a, b)
 
 
 __all__ = ["ceil", "copysign", "floor", "round", "sign", "signbit", "trunc"]

@@ -5,7 +5,7 @@ like any elementwise op: `expm1` and `log1p` use Kahan's correction
 (exact where 1 + x rounds), `sinh`, `asinh`, `acosh` and `atanh` go
 through them, `hypot` scales by the larger magnitude (no overflow).
 Functions with no accurate composition (asin, acos, atan, atan2,
-nextafter) are NumPy fallbacks, visible in `lazy.log`.
+nextafter) are primitives of their own, calls to the C library's.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import numpy as np
 from scheduler.dtypes import float_result, result_type
 
 from .. import elementwise
-from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import operand, tensor
 
@@ -154,23 +153,24 @@ def logaddexp(x1: object, x2: object, /) -> Tensor:
     return _where(_ap("eq", a, b), _ap("add", a, _LN2), out)
 
 
-def _fallback(name: str, func, arity: int):
+def _primitive(op: str, arity: int):
+    """A libm-backed primitive (scheduler/ops.py): lazy and fused, one call per element."""
     if arity == 1:
         def f(x: object, /) -> Tensor:
-            return numpy_fallback(name, func, (_float(x),), {})
+            return _ap(op, _float(x))
     else:
         def f(x1: object, x2: object, /) -> Tensor:
-            return numpy_fallback(name, func, _float_pair(x1, x2), {})
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"NumPy's {func.__name__} (a logged fallback: no accurate lazy composition)."
+            return _ap(op, *_float_pair(x1, x2))
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"Elementwise {op} in the floating dtype (the C library's {op})."
     return f
 
 
-acos = _fallback("acos", np.arccos, 1)
-asin = _fallback("asin", np.arcsin, 1)
-atan = _fallback("atan", np.arctan, 1)
-atan2 = _fallback("atan2", np.arctan2, 2)
-nextafter = _fallback("nextafter", np.nextafter, 2)
+acos = _primitive("acos", 1)
+asin = _primitive("asin", 1)
+atan = _primitive("atan", 1)
+atan2 = _primitive("atan2", 2)
+nextafter = _primitive("nextafter", 2)
 
 __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cosh", "expm1",
            "hypot", "log10", "log1p", "log2", "logaddexp", "nextafter", "sinh", "tan", "tanh"]

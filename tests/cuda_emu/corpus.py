@@ -21,7 +21,8 @@ from scheduler.graph import host_view
 from scheduler.kernel_ir import Kernel, Launch, Op, postorder
 from scheduler.realize import plan
 
-INEXACT_OPS = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow"}
+INEXACT_OPS = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "asin", "acos", "atan",
+               "atan2"}
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 # every reduction strategy, and the two-pass ones with a forced 3-way split
 REDUCE_MODES = ((None, None), (0, None), (1, None), (2, None), (2, 3), (4, None), (5, None),
