@@ -26,10 +26,12 @@ class Plan:
     nodes: int = 0
     merged: int = 0
     folded: int = 0
+    rewritten: int = 0
 
     def __str__(self) -> str:
+        rw = f", {self.rewritten} rewritten" if self.rewritten else ""
         lines = [f"plan: {self.nodes} pending nodes ({self.merged} merged, {self.folded} "
-                 f"folded) -> {len(self.kernels)} kernels"]
+                 f"folded{rw}) -> {len(self.kernels)} kernels"]
         for k in self.kernels:
             lines.append(f"  {k.name}: {k.backend} ({k.reason}); output kept because: "
                          f"{k.fusion}")
@@ -45,7 +47,8 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
     """
     bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
     sched = plan(bufs)
-    out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded)
+    out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded,
+               rewritten=sched.rewritten)
     for step in sched.steps:
         if step.kernel is None:
             op = step.group.root.node.op

@@ -51,10 +51,12 @@ class SyncRecord:
     merged: int = 0   # duplicate nodes merged
     folded: int = 0   # nodes folded to constants
     schedule: str = "miss"  # "hit": the plan came from the schedule cache
+    rewritten: int = 0  # graph rewrites (the softmax idiom, docs/fusion.md)
 
     def line(self) -> str:
+        rw = f", {self.rewritten} rewritten" if self.rewritten else ""
         return (f"[lazy] sync {self.id} ({self.cause}) at {self.where}: {self.nodes} nodes, "
-                f"{self.merged} merged, {self.folded} folded -> {self.kernels} kernels "
+                f"{self.merged} merged, {self.folded} folded{rw} -> {self.kernels} kernels "
                 f"in {self.ms:.2f} ms (schedule {self.schedule})")
 
 

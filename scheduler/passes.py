@@ -174,6 +174,8 @@ def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:
     and the rewrite is skipped when the sync asks for one of them or another
     node reads it. Returns the number of rewrites; the caller re-gathers.
     """
+    if not any(buf.node.op == "truediv" for buf in order):
+        return 0  # the common case, cheap: this runs on every sync, cache hits included
     reads = Counter(id(b) for buf in order for b, _ in buf.node.srcs)
     done = 0
     for y in order:

@@ -38,6 +38,7 @@ class Schedule:
     folded: int
     aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)  # (requested dup, first)
     cached: bool = False  # the plan came from the schedule cache
+    rewritten: int = 0    # graph rewrites (passes.rewrite_softmax)
 
 
 def plan(targets: list[Buffer]) -> Schedule:
@@ -50,7 +51,8 @@ def plan(targets: list[Buffer]) -> Schedule:
     template = schedule_cache.get(key)
     if template is not None:
         steps, aliases = instantiate(template, order, externals)
-        return Schedule(steps, template.nodes, template.merged, template.folded, aliases, True)
+        return Schedule(steps, template.nodes, template.merged, template.folded, aliases, True,
+                        rewritten)
     kept, alias = merge_duplicates(order)
     folded = fold_constants(kept)
     requested = {id(alias.get(id(t), t)) for t in targets}
@@ -62,7 +64,7 @@ def plan(targets: list[Buffer]) -> Schedule:
     merged = len(order) - len(kept)
     schedule_cache.put(key, templatize(steps, aliases, order, externals, len(order), merged,
                                        folded))
-    return Schedule(steps, len(order), merged, folded, aliases)
+    return Schedule(steps, len(order), merged, folded, aliases, rewritten=rewritten)
 
 
 def _nbytes(step: Step) -> int:
@@ -232,6 +234,6 @@ def realize(targets: list[Buffer], cause: str, where: str,
                 dup.array, dup.node = first.array.copy(), None
         rec = SyncRecord(sync_id, cause, where, sched.nodes, done,
                          (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded,
-                         "hit" if sched.cached else "miss")
+                         "hit" if sched.cached else "miss", sched.rewritten)
         log.add_sync(rec)
     return rec

@@ -153,7 +153,15 @@ def test_w4_idiom_is_two_kernels():
     lazy.sync()
     names = kernels()
     assert len(names) == 2 and "logsumexp" in names[0], names
+    assert lazy.log.syncs[-1].rewritten == 1 and "1 rewritten" in lazy.log.syncs[-1].line()
     close(y, ref_softmax(X, 1), "float32")
+
+
+def test_explain_shows_the_rewrite():
+    y = softmax_idiom(lazy.asarray(X))[1]
+    text = str(lazy.explain(y))
+    assert "1 rewritten) -> 2 kernels" in text and "logsumexp" in text, text
+    close(y, ref_softmax(X, 1), "float32")  # explain changed nothing y computes
 
 
 @pytest.mark.parametrize("axis", [0, -1])
@@ -171,6 +179,7 @@ def test_keeping_e_alive_keeps_the_plan():
     lazy.sync()  # e is live, so requested: it must be computed and written
     names = kernels()
     assert not any("logsumexp" in n for n in names) and len(names) >= 3, names
+    assert lazy.log.syncs[-1].rewritten == 0
     close(e, np.exp(X.astype(np.float64) - X.max(1, keepdims=True)), "float32")
     close(y, ref_softmax(X, 1), "float32")
 
