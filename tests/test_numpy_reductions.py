@@ -52,6 +52,31 @@ def test_statistical_functions_match_numpy(dt):
     assert lazy.log.counters.fallbacks == 0
 
 
+def test_numpy_positional_forms_and_out():
+    a = np.arange(12.0).reshape(3, 4)
+    x = lnp.asarray(a)
+    same(lnp.sum(x, 0), np.sum(a, 0))
+    same(lnp.mean(x, 1, None, None, True), np.mean(a, 1, None, None, True))
+    same(lnp.argmax(x, 1), np.argmax(a, 1))
+    same(lnp.zeros(3, lnp.int32), np.zeros(3, np.int32))
+    same(lnp.full((2,), 1, lnp.float32), np.full((2,), 1, np.float32))
+    same(lnp.eye(3, 3, 1), np.eye(3, 3, 1))
+    assert_close(lnp.linspace(0, 1), np.linspace(0, 1))
+    same(lnp.roll(x, 1, 0), np.roll(a, 1, 0))
+    same(lnp.flip(x, 1), np.flip(a, 1))
+    same(lnp.diff(x, 1, 0), np.diff(a, 1, 0))
+    same(lnp.repeat(x, 2, 1), np.repeat(a, 2, 1))
+    same(lnp.tril(x, 1), np.tril(a, 1))
+    out = lnp.zeros(4)
+    assert lnp.sum(x, 0, out=out) is out
+    same(out, np.sum(a, 0))
+    outi = lnp.zeros(3, lnp.int64)
+    lnp.argmin(x, 1, outi)
+    same(outi, np.argmin(a, 1))
+    with pytest.raises(ValueError, match="non-broadcastable output operand"):
+        lnp.max(x, 0, out=lnp.zeros(3))
+
+
 def test_statistical_options():
     a = np.arange(12.0).reshape(3, 4)
     x = lnp.asarray(a)

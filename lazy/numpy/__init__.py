@@ -7,6 +7,10 @@ run in NumPy through `lazy.fallback.numpy_fallback`, each logged as
 `fallback: <name> not lowered` and an error under LAZY_FALLBACK=error.
 Any other NumPy function reached as `lazy.numpy.<name>` is such a
 fallback too. docs/numpy.md lists which is which.
+
+Signatures are the array API's, loosened to also accept NumPy's
+positional forms (`np.sum(x, 0)`, `np.zeros(3, np.int32)`, `np.roll(x,
+1, 0)`) and `out=` on reductions, so NumPy code runs unchanged.
 """
 import math as _math
 

@@ -72,33 +72,33 @@ def array(obj: object, dtype: object = None, *, copy: bool = True, device: objec
     return out
 
 
-def arange(start: float, /, stop: float | None = None, step: float = 1, *,
-           dtype: object = None, device: object = None) -> Tensor:
+def arange(start: float, /, stop: float | None = None, step: float = 1, dtype: object = None,
+           *, device: object = None) -> Tensor:
     ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                for v in (start, stop, step) if v is not None)
     d = as_dtype(dtype) if dtype is not None else (int64 if ints else float64)
     return creation.arange(start, stop, step, dtype=d, device=_device(device))
 
 
-def empty(shape: object, *, dtype: object = None, device: object = None) -> Tensor:
+def empty(shape: object, dtype: object = None, *, device: object = None) -> Tensor:
     return creation.empty(_shape(shape), dtype=as_dtype(dtype or float64), device=_device(device))
 
 
-def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
+def empty_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
     x = tensor(x)
     return creation.empty(x.shape, dtype=as_dtype(dtype or x.dtype),
                           device=_device(device) or x.device)
 
 
-def zeros(shape: object, *, dtype: object = None, device: object = None) -> Tensor:
+def zeros(shape: object, dtype: object = None, *, device: object = None) -> Tensor:
     return creation.full(_shape(shape), 0, as_dtype(dtype or float64), _device(device))
 
 
-def ones(shape: object, *, dtype: object = None, device: object = None) -> Tensor:
+def ones(shape: object, dtype: object = None, *, device: object = None) -> Tensor:
     return creation.full(_shape(shape), 1, as_dtype(dtype or float64), _device(device))
 
 
-def full(shape: object, fill_value: object, *, dtype: object = None,
+def full(shape: object, fill_value: object, dtype: object = None, *,
          device: object = None) -> Tensor:
     return creation.full(_shape(shape), fill_value, _default(fill_value, dtype), _device(device))
 
@@ -108,20 +108,20 @@ def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
     return creation.full(x.shape, value, as_dtype(dtype or x.dtype), _device(device) or x.device)
 
 
-def zeros_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
+def zeros_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
     return _like(x, 0, dtype, device)
 
 
-def ones_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
+def ones_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
     return _like(x, 1, dtype, device)
 
 
-def full_like(x: Tensor, /, fill_value: object, *, dtype: object = None,
+def full_like(x: Tensor, /, fill_value: object, dtype: object = None, *,
               device: object = None) -> Tensor:
     return _like(x, fill_value, dtype, device)
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: object = None,
+def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: object = None, *,
         device: object = None) -> Tensor:
     return creation.eye(n_rows, n_cols, k, dtype=as_dtype(dtype or float64),
                         device=_device(device))
@@ -131,8 +131,8 @@ def identity(n: int, dtype: object = None, *, device: object = None) -> Tensor:
     return eye(n, dtype=dtype, device=device)
 
 
-def linspace(start: float, stop: float, /, num: int, *, dtype: object = None,
-             device: object = None, endpoint: bool = True) -> Tensor:
+def linspace(start: float, stop: float, /, num: int = 50, endpoint: bool = True, *,
+             dtype: object = None, device: object = None) -> Tensor:
     """NumPy's linspace; integer dtypes take the floor of the float values, as NumPy."""
     d = as_dtype(dtype or float64)
     if not d.is_float:
@@ -171,11 +171,11 @@ def _triangle(x: object, k: int, lower: bool) -> Tensor:
     return elementwise.apply("where", keep, x, elementwise.const(0, x.dtype, (), x.device))
 
 
-def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
+def tril(x: Tensor, /, k: int = 0) -> Tensor:
     return _triangle(x, operator.index(k), True)
 
 
-def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
+def triu(x: Tensor, /, k: int = 0) -> Tensor:
     return _triangle(x, operator.index(k), False)
 
 

@@ -6,12 +6,11 @@ lists to float64 and Python ints to int64, as NumPy does.
 """
 from __future__ import annotations
 
-import builtins
 import operator
 
 import numpy as np
 
-from scheduler.dtypes import DType, as_dtype
+from scheduler.dtypes import as_dtype
 from scheduler.view import normalize_dim
 
 from ..creation import asarray as _lazy_asarray
@@ -43,14 +42,6 @@ def operand(x: object) -> object:
     return tensor(x)
 
 
-def first_tensor(*xs: object) -> Tensor:
-    """The first tensor among `xs`, or `xs[0]` converted when none is a tensor."""
-    for x in xs:
-        if isinstance(x, Tensor):
-            return x
-    return tensor(xs[0])
-
-
 def axis_arg(axis: object, ndim: int) -> int:
     return normalize_dim(operator.index(axis), ndim, "axis")
 
@@ -66,10 +57,6 @@ def axes_arg(axis: object, ndim: int) -> tuple[int, ...]:
     return out
 
 
-def dtype_arg(dtype: object) -> DType | None:
-    return None if dtype is None else as_dtype(dtype)
-
-
 def check_kind(name: str, x: Tensor, kinds: str) -> None:
     """TypeError naming the function and dtype when `x`'s kind is not in `kinds` (b, i, f)."""
     if x.dtype.kind not in kinds:
@@ -78,4 +65,17 @@ def check_kind(name: str, x: Tensor, kinds: str) -> None:
         raise TypeError(f"{name}: expected {allowed} input, got dtype {x.dtype.name}")
 
 
-builtin_max, builtin_min, builtin_sum = builtins.max, builtins.min, builtins.sum
+
+def store_out(result: Tensor, out: object) -> Tensor:
+    """NumPy's `out=`: a lazy write of `result` into the tensor `out`, which is returned."""
+    if out is None:
+        return result
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out must be a lazy tensor, got {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
+                         f"match the result shape {result.shape}")
+    out[...] = result
+    return out

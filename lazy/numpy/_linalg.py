@@ -33,7 +33,7 @@ def _axes_pair(axes: object, a: Tensor, b: Tensor) -> tuple[list[int], list[int]
     return [axis_arg(i, a.ndim) for i in xa], [axis_arg(i, b.ndim) for i in xb]
 
 
-def tensordot(x1: object, x2: object, /, *, axes: object = 2) -> Tensor:
+def tensordot(x1: object, x2: object, /, axes: object = 2) -> Tensor:
     """Sum over the paired axes: permute and reshape each side to a matrix, one matmul."""
     a, b = tensor(x1), tensor(x2)
     xa, xb = _axes_pair(axes, a, b)

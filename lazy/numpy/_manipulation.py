@@ -98,7 +98,7 @@ def ravel(a: object) -> Tensor:
     return views.reshape(tensor(a), (-1,))
 
 
-def flip(x: object, /, *, axis: object = None) -> Tensor:
+def flip(x: object, /, axis: object = None) -> Tensor:
     """Reversed along `axis` (all axes when None): a view with negative strides."""
     t = tensor(x)
     axes = set(axes_arg(axis, t.ndim))
@@ -114,7 +114,7 @@ def unstack(x: object, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return tuple(views.select(t, d, i) for i in range(t.shape[d]))
 
 
-def concat(arrays: object, /, *, axis: int | None = 0) -> Tensor:
+def concat(arrays: object, /, axis: int | None = 0) -> Tensor:
     """Join along an existing axis (flattened first when axis is None).
 
     The result is a new tensor; each piece is a lazy write into it, so a
@@ -160,7 +160,7 @@ def concatenate(arrays: object, axis: int | None = 0) -> Tensor:
     return concat(arrays, axis=axis)
 
 
-def stack(arrays: object, /, *, axis: int = 0) -> Tensor:
+def stack(arrays: object, /, axis: int = 0) -> Tensor:
     """Join along a new axis; every array must have the same shape."""
     ts = [tensor(a) for a in arrays]
     if not ts:
@@ -182,7 +182,7 @@ def hstack(tup: object) -> Tensor:
     return concat(ts, axis=0 if ts and ts[0].ndim == 1 else 1)
 
 
-def repeat(x: object, repeats: object, /, *, axis: int | None = None) -> Tensor:
+def repeat(x: object, repeats: object, /, axis: int | None = None) -> Tensor:
     """Each element repeated; an int count is a stride-0 view copied once, per-element
     counts a gather."""
     t = tensor(x)
@@ -219,7 +219,7 @@ def tile(x: object, repetitions: object, /) -> Tensor:
     return views.reshape(wide, tuple(r * n for r, n in zip(reps, t.shape)))
 
 
-def roll(x: object, /, shift: object, *, axis: object = None) -> Tensor:
+def roll(x: object, /, shift: object, axis: object = None) -> Tensor:
     """Elements shifted cyclically: a concat of two slices per rolled axis."""
     t = tensor(x)
     if axis is None:

@@ -10,7 +10,7 @@ from scheduler.dtypes import bool_
 from .. import elementwise, indexing, reductions
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
-from ._helpers import axes_arg, axis_arg, operand, tensor
+from ._helpers import axes_arg, axis_arg, operand, store_out, tensor
 
 
 def _arg(op: str, x: object, axis: object, keepdims: bool) -> Tensor:
@@ -18,13 +18,15 @@ def _arg(op: str, x: object, axis: object, keepdims: bool) -> Tensor:
     return reductions.reduce(t, op, None if axis is None else axis_arg(axis, t.ndim), keepdims)
 
 
-def argmax(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: object, /, axis: int | None = None, out: object = None, *,
+           keepdims: bool = False) -> Tensor:
     """Index of the first maximum (the first NaN wins), int64; axis None: flat index."""
-    return _arg("argmax", x, axis, keepdims)
+    return store_out(_arg("argmax", x, axis, keepdims), out)
 
 
-def argmin(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
-    return _arg("argmin", x, axis, keepdims)
+def argmin(x: object, /, axis: int | None = None, out: object = None, *,
+           keepdims: bool = False) -> Tensor:
+    return store_out(_arg("argmin", x, axis, keepdims), out)
 
 
 def nonzero(x: object, /) -> tuple[Tensor, ...]:
@@ -46,14 +48,14 @@ def where(condition: object, x1: object = None, x2: object = None, /) -> Tensor:
     return elementwise.apply("where", c, a, b)
 
 
-def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) -> Tensor:
     """Number of nonzero elements (int64), a fused sum of x != 0."""
     t = tensor(x)
     nz = elementwise.cast(t, bool_)
     return reductions.reduce(nz, "sum", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
 
 
-def searchsorted(x1: object, x2: object, /, *, side: str = "left",
+def searchsorted(x1: object, x2: object, /, side: str = "left",
                  sorter: object = None) -> Tensor:
     """Insertion indices of x2 into sorted 1-D x1 (a NumPy fallback)."""
     if side not in ("left", "right"):

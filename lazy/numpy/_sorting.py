@@ -16,8 +16,8 @@ def _check(name: str, t: Tensor, axis: int) -> int:
     return axis_arg(axis, t.ndim)
 
 
-def sort(x: object, /, *, axis: int = -1, descending: bool = False, stable: bool = True,
-         kind: str | None = None) -> Tensor:
+def sort(x: object, /, axis: int = -1, kind: str | None = None, *, descending: bool = False,
+         stable: bool = True) -> Tensor:
     """Sorted copy along `axis` (NaNs last ascending, first descending)."""
     t = tensor(x)
     axis = _check("sort", t, axis)
@@ -26,8 +26,8 @@ def sort(x: object, /, *, axis: int = -1, descending: bool = False, stable: bool
     return flip(out, axis=axis) if descending else out
 
 
-def argsort(x: object, /, *, axis: int = -1, descending: bool = False, stable: bool = True,
-            kind: str | None = None) -> Tensor:
+def argsort(x: object, /, axis: int = -1, kind: str | None = None, *,
+            descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort `x` along `axis`; descending keeps equal elements in order."""
     t = tensor(x)
     axis = _check("argsort", t, axis)

@@ -16,7 +16,7 @@ from scheduler.dtypes import as_dtype, float64
 from .. import elementwise, reductions
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
-from ._helpers import axes_arg, tensor
+from ._helpers import axes_arg, store_out, tensor
 
 
 def _input(x: object, dtype: object) -> Tensor:
@@ -33,24 +33,25 @@ def _reduce(op: str, x: object, axis: object, keepdims: bool, dtype: object = No
     return out
 
 
-def sum(x: object, /, *, axis: object = None, dtype: object = None,
+# Arguments keep NumPy's positional order (np.sum(x, 0) works); `out=` is a lazy write.
+def sum(x: object, /, axis: object = None, dtype: object = None, out: object = None,
         keepdims: bool = False) -> Tensor:
     """Sum; bool and int32 give int64 (NumPy); float32 accumulates in float64."""
-    return _reduce("sum", x, axis, keepdims, dtype)
+    return store_out(_reduce("sum", x, axis, keepdims, dtype), out)
 
 
-def prod(x: object, /, *, axis: object = None, dtype: object = None,
+def prod(x: object, /, axis: object = None, dtype: object = None, out: object = None,
          keepdims: bool = False) -> Tensor:
-    return _reduce("prod", x, axis, keepdims, dtype)
+    return store_out(_reduce("prod", x, axis, keepdims, dtype), out)
 
 
-def max(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+def max(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
     """Maximum (NaN propagates); an empty reduction raises ValueError, as NumPy."""
-    return _reduce("max", x, axis, keepdims)
+    return store_out(_reduce("max", x, axis, keepdims), out)
 
 
-def min(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
-    return _reduce("min", x, axis, keepdims)
+def min(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
+    return store_out(_reduce("min", x, axis, keepdims), out)
 
 
 def _count(t: Tensor, axis: object) -> int:
@@ -65,15 +66,17 @@ def _floating(x: object, dtype: object) -> Tensor:
     return t if t.dtype.is_float else elementwise.cast(t, float64)
 
 
-def mean(x: object, /, *, axis: object = None, keepdims: bool = False,
-         dtype: object = None) -> Tensor:
+def mean(x: object, /, axis: object = None, dtype: object = None, out: object = None,
+         keepdims: bool = False) -> Tensor:
     """Arithmetic mean in the floating dtype (float64 for bool and integers)."""
     t = _floating(x, dtype)
-    return reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+    return store_out(reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims),
+                     out)
 
 
-def var(x: object, /, *, axis: object = None, correction: float = 0.0,
-        keepdims: bool = False, ddof: float | None = None, dtype: object = None) -> Tensor:
+def var(x: object, /, axis: object = None, dtype: object = None, out: object = None,
+        ddof: float | None = None, keepdims: bool = False, *,
+        correction: float = 0.0) -> Tensor:
     """Variance: mean squared deviation over N - correction (`ddof` is NumPy's name)."""
     if ddof is not None:
         correction = ddof
@@ -82,13 +85,15 @@ def var(x: object, /, *, axis: object = None, correction: float = 0.0,
     dev = elementwise.apply("sub", t, reductions.mean(t, axes, True))
     total = reductions.reduce(elementwise.apply("mul", dev, dev), "sum", axes, keepdims)
     n = _count(t, axis) if t.ndim else 1
-    return elementwise.apply("truediv", total, float(builtins.max(n - correction, 0)))
+    return store_out(elementwise.apply("truediv", total,
+                                       float(builtins.max(n - correction, 0))), out)
 
 
-def std(x: object, /, *, axis: object = None, correction: float = 0.0,
-        keepdims: bool = False, ddof: float | None = None, dtype: object = None) -> Tensor:
-    return elementwise.apply("sqrt", var(x, axis=axis, correction=correction,
-                                         keepdims=keepdims, ddof=ddof, dtype=dtype))
+def std(x: object, /, axis: object = None, dtype: object = None, out: object = None,
+        ddof: float | None = None, keepdims: bool = False, *,
+        correction: float = 0.0) -> Tensor:
+    return store_out(elementwise.apply("sqrt", var(x, axis, dtype, None, ddof, keepdims,
+                                                   correction=correction)), out)
 
 
 

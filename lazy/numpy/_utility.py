@@ -7,23 +7,25 @@ from scheduler.dtypes import float64
 from .. import elementwise, reductions
 from ..tensor import Tensor
 from ._elementwise import isfinite, isnan
-from ._helpers import axes_arg, axis_arg, operand, tensor
+from ._helpers import axes_arg, axis_arg, operand, store_out, tensor
 from ._manipulation import concat
 
 _ap = elementwise.apply
 
 
-def all(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+def all(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
     t = tensor(x)
-    return reductions.reduce(t, "all", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+    return store_out(reductions.reduce(t, "all", axes_arg(axis, t.ndim) if t.ndim else None,
+                                       keepdims), out)
 
 
-def any(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+def any(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
     t = tensor(x)
-    return reductions.reduce(t, "any", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+    return store_out(reductions.reduce(t, "any", axes_arg(axis, t.ndim) if t.ndim else None,
+                                       keepdims), out)
 
 
-def diff(x: object, /, *, axis: int = -1, n: int = 1, prepend: object = None,
+def diff(x: object, /, n: int = 1, axis: int = -1, prepend: object = None,
          append: object = None) -> Tensor:
     """n-th forward difference along `axis`: differences of shifted views (bool: !=)."""
     t = tensor(x)
