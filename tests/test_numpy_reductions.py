@@ -254,6 +254,9 @@ def test_other_numpy_functions_are_logged_fallbacks(allow):
         "fallback: median not lowered", "fallback: percentile not lowered"]
     with pytest.raises(AttributeError, match="no attribute 'not_a_numpy_function'"):
         lnp.not_a_numpy_function
+    with pytest.raises(AttributeError, match="no dtype 'int8': lazyrt supports bool"):
+        lnp.int8
+    assert lnp.random is np.random and lnp.errstate is np.errstate and lnp.euler_gamma > 0.5
 
 
 @settings(max_examples=20, deadline=None)

@@ -13,6 +13,7 @@ positional forms (`np.sum(x, 0)`, `np.zeros(3, np.int32)`, `np.roll(x,
 1, 0)`) and `out=` on reductions, so NumPy code runs unchanged.
 """
 import math as _math
+import types as _types
 
 import numpy as _np
 
@@ -37,6 +38,7 @@ from scheduler.dtypes import bool_  # noqa: F401
 __array_api_version__ = "2024.12"
 
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
+_MISSING = object()
 ndarray = _Tensor
 
 # NumPy's other names for the same functions
@@ -67,14 +69,25 @@ def copy(a: object) -> _Tensor:
     return asarray(a, copy=True)  # noqa: F405
 
 
-def __getattr__(name: str):
-    """Any other NumPy function, run as a logged NumPy fallback (median, percentile, ...)."""
-    func = getattr(_np, name, None)
-    if name.startswith("_") or not callable(func) or isinstance(func, type):
+def __getattr__(name: str) -> object:
+    """NumPy names this module does not define.
+
+    Functions run as logged NumPy fallbacks (median, percentile, ...);
+    submodules (random, linalg, fft), classes (errstate, dtype) and
+    constants are NumPy's own; dtypes lazyrt lacks (int8, float16,
+    complex128, ...) raise AttributeError saying so.
+    """
+    attr = getattr(_np, name, _MISSING)
+    if name.startswith("_") or attr is _MISSING:
         raise AttributeError(f"module 'lazy.numpy' has no attribute {name!r}")
+    if isinstance(attr, type) and issubclass(attr, _np.generic):
+        raise AttributeError(f"lazy.numpy has no dtype {name!r}: lazyrt supports bool, int32, "
+                             f"int64, float32, float64")
+    if isinstance(attr, (_types.ModuleType, type, int, float)) or not callable(attr):
+        return attr
 
     def fallback(*args: object, **kwargs: object) -> object:
-        return _numpy_fallback(name, func, args, kwargs)
+        return _numpy_fallback(name, attr, args, kwargs)
     fallback.__name__ = fallback.__qualname__ = name
     fallback.__doc__ = f"numpy.{name}, run as a logged NumPy fallback."
     return fallback
