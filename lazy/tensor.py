@@ -209,7 +209,10 @@ class Tensor(ArrayProtocols):
         body = np.array2string(self._host("repr"), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype.name})"
 
-    __str__ = __repr__  # print() shows the same as repr, as PyTorch does
+    def __str__(self) -> str:
+        """print() shows the values as NumPy prints them (repr says it is a tensor),
+        so a NumPy script run through `python -m lazy` prints what it did before."""
+        return str(self._host("str"))
 
     # -- conversions ---------------------------------------------------------
     def astype(self, dtype: object) -> "Tensor":
@@ -367,6 +370,15 @@ class Tensor(ArrayProtocols):
     def any(self, *a, **k): return reductions.reduce(self, "any", *a, **k)
     def all(self, *a, **k): return reductions.reduce(self, "all", *a, **k)
     def mean(self, *a, **k): return reductions.mean(self, *a, **k)
+
+    def var(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
+        """NumPy's and the array API's variance (correction 0 unless asked)."""
+        from . import numpy as lnp
+        return lnp.var(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
+
+    def std(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
+        from . import numpy as lnp
+        return lnp.std(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
 
 
 from . import elementwise, indexing, linalg, mutation, reductions, views  # noqa: E402,I001

@@ -206,3 +206,14 @@ def test_float32_sum_of_16m_values_meets_the_float64_bar():
     assert abs(got - want) / want < 1e-6
     naive = np.cumsum(a, dtype=np.float32)[-1]  # one float32 accumulator
     assert abs(naive - want) / want > 1e-6  # the bar is meaningful
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_and_std_methods_follow_numpy(axis, ddof):
+    """`x.var()`/`x.std()` as NumPy's methods: ddof 0 unless asked (not torch's 1)."""
+    xn = np.random.default_rng(3).standard_normal((4, 5))
+    x = lazy.asarray(xn)
+    np.testing.assert_allclose(x.var(axis, ddof=ddof).numpy(), xn.var(axis, ddof=ddof))
+    np.testing.assert_allclose(x.std(axis, ddof=ddof, keepdims=True).numpy(),
+                               xn.std(axis, ddof=ddof, keepdims=True))

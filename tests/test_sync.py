@@ -60,7 +60,7 @@ def test_sync_of_given_tensors_leaves_others_pending():
     (lambda t: t.tolist(), "implicit: tolist()"),
     (lambda t: np.asarray(t), "implicit: __array__"),
     (lambda t: repr(t), "implicit: repr"),
-    (lambda t: str(t), "implicit: repr"),
+    (lambda t: str(t), "implicit: str"),
     (lambda t: t[0].item(), "implicit: item()"),
     (lambda t: bool(t[0]), "implicit: __bool__"),
     (lambda t: float(t[0]), "implicit: __float__"),
