@@ -4,11 +4,11 @@ Modules, in pipeline order:
   lowering.py      per-op emitters (the registration for scheduler.ops), casts
   vmath.py         vectorizable exp/log/tanh/sin/cos (libm calls would stop vectorization)
   reduction.py     accumulator rules for the eight reductions
-  codegen.py       the entry signature, row x innermost-axis flat-range loops
+  codegen.py       the entry signature, row x innermost-axis flat-range loops, loop hints
   loops.py         location helpers, the elementwise body, blocked argmax
   reduce_loops.py  reduction nest: per-element or tiled-along-out loop order
   keys.py          structural cache keys and "what was new" on a miss
-  jit.py           host target machine, -O3 new pass manager, MCJIT, caches
+  jit.py           host target machine, -O2 new pass manager, MCJIT, caches
   diskcache.py     fail-soft on-disk object cache
   pack.py          per-structure argument packing (pack_launch without arg_layout per call)
   launch.py        thread pool and work splitting (out range or reduce range); kernels

@@ -41,6 +41,22 @@ from .reduction import Accumulator
 CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout", "tile")
 MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
 
+# Loop hints: `!llvm.loop` properties, by name, that keep LLVM from spending
+# compile time (a third to a half of it) on loop copies that never run or
+# never pay: "scalar" for loops that run a handful of iterations or whose
+# hot path cannot vectorize, "novec" for the latter when unrolling pays
+# (the tiled transpose), "remainder" for vectorizable loops whose scalar
+# copy only finishes a row (fewer than VF x interleave elements), which
+# runtime unrolling would only make bigger. (Not `llvm.loop.unroll.disable`
+# there: it also turns off interleaving, which reductions need.) Loops
+# around other loops are never unrolled ("outer").
+LOOP_HINTS: dict[str, tuple[tuple[str, bool | None], ...]] = {
+    "scalar": (("llvm.loop.vectorize.enable", False), ("llvm.loop.unroll.disable", None)),
+    "novec": (("llvm.loop.vectorize.enable", False),),
+    "remainder": (("llvm.loop.unroll.runtime.disable", None),),
+    "outer": (("llvm.loop.unroll.disable", None),),
+}
+
 RowFn = Callable[[ir.Value, list[ir.Value], ir.Value], object]
 ElemFn = Callable[[object, ir.Value, list[ir.Value], object], list[ir.Value]]
 
@@ -53,6 +69,24 @@ class Ptr(NamedTuple):
     (wide load + shuffle) accesses for constant strides such as 2.
     """
     p: ir.Value
+
+
+class _LoopID(ir.values.MDValue):
+    """A loop's `!llvm.loop` node, `distinct !{self, properties...}`: LLVM
+    wants the self reference, which `ir.Module.add_metadata` cannot build."""
+
+    def __init__(self, module: ir.Module, props: list[ir.values.MDValue]):
+        super().__init__(module, props, name=str(len(module.metadata)))
+
+    def descr(self, buf: list[str]) -> None:
+        refs = ", ".join([self.get_reference()] + [p.get_reference() for p in self.operands])
+        buf += (f"distinct !{{{refs}}}", "\n")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 def function_name(kernel: Kernel, alias: int | None = None) -> str:
@@ -82,6 +116,7 @@ class _Gen:
                   for i in range(self.lay.size)]
         self.ctl = {n: b.load(b.gep(ctl, [ir.Constant(I64, i)]), name=n) for i, n in enumerate(CTL)}
         self.acc = Accumulator(k.reduce) if k.reduce is not None else None
+        self.nloops = 0  # loops emitted so far: a loop whose body adds one is "outer"
         dts = [i.dtype for i in k.inputs] + [o.dtype for o in k.outputs]
         dts += self.acc.partial_dtypes if self.acc else []
         self.ptr = []
@@ -121,7 +156,8 @@ class _Gen:
     def loop_range(self, start: ir.Value, end: ir.Value, shape: list[ir.Value],
                    carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn,
                    versions: tuple = (), check: Callable | None = None,
-                   row_body: Callable | None = None) -> list[ir.Value]:
+                   row_body: Callable | None = None,
+                   hint: Callable[[object], str | None] | None = None) -> list[ir.Value]:
         """Flat range over `shape` (C order) as rows x innermost axis.
 
         row_fn(flat, outer_idx, col) runs once per row; elem_fn(row_state, j,
@@ -129,10 +165,12 @@ class _Gen:
         the end. For each tag in `versions` a specialized copy of the inner loop
         is emitted and taken for rows where check(row_state, tag) holds; the
         generic copy (tag None) runs otherwise. `row_body(row_state, cnt, carry,
-        tag)`, when given, emits the whole inner loop itself (blocked argmax).
+        tag)`, when given, emits the whole inner loop itself (blocked argmax);
+        else `hint(tag)` names LOOP_HINTS for that copy of the inner loop.
         """
         b = self.b
         pre = b.block
+        self.nloops += 1
         head, body = b.append_basic_block("row"), b.append_basic_block("row.body")
         done = b.append_basic_block("row.done")
         b.branch(head)
@@ -169,7 +207,8 @@ class _Gen:
                 new = row_body(state, cnt, rc, tag)
             else:
                 new = self.counted_loop(ir.Constant(I64, 0), cnt, rc,
-                                        lambda j, c, tag=tag: elem_fn(state, j, c, tag))
+                                        lambda j, c, tag=tag: elem_fn(state, j, c, tag),
+                                        hint(tag) if hint is not None else None)
             exits.append((b.block, new))
             b.branch(nxt)
             if tag is not None:
@@ -183,18 +222,32 @@ class _Gen:
                 q.add_incoming(new[n], latch)
             p.add_incoming(q, nxt)
         flat.add_incoming(self.add(flat, cnt), nxt)
-        b.branch(head)
+        b.branch(head).set_metadata("llvm.loop", self.loop_id(["outer"]))
         # keep `done` last so later code is laid out after the loop
         self.fn.blocks.remove(done)
         self.fn.blocks.append(done)
         b.position_at_end(done)
         return list(rc)
 
+    def loop_id(self, hints: list[str]) -> _LoopID:
+        """A fresh loop ID carrying LOOP_HINTS of `hints` (each loop needs its own)."""
+        props = []
+        for name, flag in dict(p for h in hints for p in LOOP_HINTS[h]).items():
+            ops = [ir.MetaDataString(self.mod, name)]
+            if flag is not None:
+                ops.append(ir.Constant(ir.IntType(1), int(flag)))
+            props.append(self.mod.add_metadata(ops))
+        return _LoopID(self.mod, props)
+
     def counted_loop(self, lo: ir.Value, hi: ir.Value, carry: list[ir.Value],
-                     body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
-        """for j in [lo, hi): carry = body(j, carry); returns the final carry."""
+                     body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]],
+                     hint: str | None = None) -> list[ir.Value]:
+        """for j in [lo, hi): carry = body(j, carry); returns the final carry.
+        `hint` names LOOP_HINTS for the loop."""
         b = self.b
         pre = b.block
+        self.nloops += 1
+        nloops = self.nloops
         loop, exit_ = b.append_basic_block("loop"), b.append_basic_block("loop.exit")
         b.cbranch(b.icmp_signed("<", lo, hi), loop, exit_)
         b.position_at_end(loop)
@@ -209,7 +262,10 @@ class _Gen:
         j.add_incoming(j1, latch)
         for p, v in zip(c, new):
             p.add_incoming(v, latch)
-        b.cbranch(b.icmp_signed("<", j1, hi), loop, exit_)
+        hints = ([hint] if hint else []) + (["outer"] if self.nloops > nloops else [])
+        latch_br = b.cbranch(b.icmp_signed("<", j1, hi), loop, exit_)
+        if hints:
+            latch_br.set_metadata("llvm.loop", self.loop_id(hints))
         self.fn.blocks.remove(exit_)
         self.fn.blocks.append(exit_)
         b.position_at_end(exit_)

@@ -20,7 +20,7 @@ from scheduler.kernel_ir import Kernel, Load, postorder
 
 from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
-                    _strides, blocked_arg)
+                    _strides, blocked_arg, inner_hint)
 from .lowering import I64, cast, const, intrinsic
 from .vmath import exp
 
@@ -152,7 +152,8 @@ class ReductionLoops:
         rs = g.ctl["rstart"]
         row = arg_row if acc.is_arg else lse_row if acc.is_lse else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
-                            relem, versions, check, row)
+                            relem, versions, check, row,
+                            lambda tag: inner_hint(g, [pick(n, tag) for n in range(len(full))], full))
 
     def combine(self, flat_o) -> list[ir.Value]:
         """Mode 2: fold the per-thread partials, in thread order."""
@@ -165,7 +166,7 @@ class ReductionLoops:
                      for q, d in enumerate(acc.partial_dtypes)]
             return acc.combine(b, carry, parts, b.icmp_signed("==", p, _ZERO))
 
-        return g.counted_loop(_ZERO, g.ctl["nparts"], acc.init(_ZERO), body)
+        return g.counted_loop(_ZERO, g.ctl["nparts"], acc.init(_ZERO), body, "scalar")
 
     def finish(self, c, out_pos, out_locs, flat_o, cache) -> None:
         """Mode 1: store partials; else run the epilogue and store the outputs."""
@@ -206,7 +207,7 @@ class ReductionLoops:
                 for a, v in zip(arrays, init):
                     b.store(v, b.gep(a, [t]))
                 return []
-            g.counted_loop(_ZERO, tn, [], zero)
+            g.counted_loop(_ZERO, tn, [], zero, "scalar")
             self.tiled_reduce(start, tn, arrays)
 
             def epi(t, _):
@@ -216,7 +217,7 @@ class ReductionLoops:
                 flat_o = g.add(g.add(oflat, t0), t)
                 self.finish(c, out_pos, locs[self.nin:], flat_o, {})
                 return []
-            g.counted_loop(_ZERO, tn, [], epi)
+            g.counted_loop(_ZERO, tn, [], epi, "scalar")  # once per output: not worth code
             return []
 
         ntiles = b.udiv(b.add(cnt, ir.Constant(I64, TILE - 1)), tsz)
