@@ -22,7 +22,6 @@ from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
                     _strides, blocked_arg, inner_hint)
 from .lowering import I64, cast, const, intrinsic
-from .vmath import exp
 
 TILE = 128
 LSE_BLOCK = 1024  # logsumexp row block: 4-8 KB, still in L1 for the second (exp) sweep
@@ -273,7 +272,7 @@ def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> lis
 
         def block_sum(shift: ir.Value) -> ir.Value:
             def add(j, sc):
-                r = b.fadd(sc[0], exp(b, b.fsub(x_at(j), shift)))
+                r = b.fadd(sc[0], acc.block_exp(b, b.fsub(x_at(j), shift)))
                 r.flags.append("reassoc")
                 return [r]
             return g.counted_loop(jb, je, [const(bd, 0.0)], add)[0]

@@ -32,6 +32,34 @@ from scheduler.kernel_ir import Reduce
 from .lowering import I1, cast, const, intrinsic, mem_type, reg_type
 from .vmath import exp, log
 
+# Cephes expf (as vmath.exp): exp(r) = 1 + r + r^2 P(r), |r| <= ln2/2, ln2 = C1 + C2
+_EXPF_P = (1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+           1.6666665459E-1, 5.0000001201E-1)
+_LN2_C1, _LN2_C2 = 0.693359375, -2.12194440e-4
+
+
+def exp_nonpositive32(b: ir.IRBuilder, d: ir.Value) -> ir.Value:
+    """exp(d) for float32 d <= 0 or NaN, the summand of a logsumexp block.
+
+    vmath.exp's algorithm without its range handling, with fused multiply-adds:
+    this exp is the whole cost of the reduction pass. d is clamped at -87.3
+    (results under 1e-38 add nothing to a sum that is >= 1 once the max is
+    finite), so 2**n stays a normal number; a NaN gives any value (the max,
+    and so the result, is then NaN)."""
+    t = d.type
+    fma = intrinsic(b, "llvm.fmuladd", t, 3)
+    d = b.call(intrinsic(b, "llvm.maxnum", t, 2), [d, ir.Constant(t, -87.3)])
+    n = b.call(intrinsic(b, "llvm.rint", t, 1), [b.fmul(d, ir.Constant(t, 1.4426950408889634))])
+    r = b.call(fma, [n, ir.Constant(t, -_LN2_C1), d])
+    r = b.call(fma, [n, ir.Constant(t, -_LN2_C2), r])
+    p = ir.Constant(t, _EXPF_P[0])
+    for c in _EXPF_P[1:]:
+        p = b.call(fma, [p, r, ir.Constant(t, c)])
+    p = b.fadd(b.call(fma, [p, b.fmul(r, r), r]), ir.Constant(t, 1.0))
+    bits = b.shl(b.add(b.fptosi(n, ir.IntType(32)), ir.Constant(ir.IntType(32), 127)),
+                 ir.Constant(ir.IntType(32), 23))
+    return b.fmul(p, b.bitcast(bits, t))
+
 
 def _extreme(d: DType, high: bool) -> ir.Constant:
     """Identity of max (high=False gives the lowest value) or min."""
@@ -145,6 +173,10 @@ class Accumulator:
         d = b.fsub(b.select(gt, m1, m2), big)
         e = exp(b, b.select(b.fcmp_unordered("uno", d, d), ir.Constant(t, 0.0), d))
         return [big, b.select(gt, b.fadd(b.fmul(s1, e), s2), b.fadd(s1, b.fmul(s2, e)))]
+
+    def block_exp(self, b: ir.IRBuilder, d: ir.Value) -> ir.Value:
+        """exp(x - shift) in a block (d <= 0 or NaN)."""
+        return exp_nonpositive32(b, d) if self.block_dtype == float32 else exp(b, d)
 
     def lse_block(self, b: ir.IRBuilder, carry: list[ir.Value], block_max: ir.Value,
                   block_sum: Callable[[ir.Value], ir.Value]) -> list[ir.Value]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import DType
 from .graph import Buffer, Node, const_key
-from .ops import ELEMENTWISE, REDUCTIONS
+from .ops import ELEMENTWISE
 from .view import View
 
 
@@ -148,21 +148,22 @@ def _new(op: str, srcs: tuple, arg, dtype: DType, shape: tuple[int, ...], where:
 
 def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, vm: View, s: Buffer,
                        d: Buffer) -> Buffer:
-    """x - lse (x's dtype) with lse = logsumexp(x, axes) kept in the accumulator
-    dtype (float64 for float32 x: x - lse is then rounded once, so softmax keeps
-    float32 accuracy for large x), and lse + (lse - lse): NaN unless finite, which
-    is what `e / sum(e)` gives for rows holding +inf or only -inf."""
+    """x - lse, lse = logsumexp(x, axes) in x's dtype, made NaN unless finite
+    (lse + (lse - lse)), which is what `e / sum(e)` gives for rows holding +inf
+    or only -inf.
+
+    lse is rounded to x's dtype (relative error of the softmax about
+    |lse| * eps): a float64 lse, or a float32 hi + lo split, would make the
+    elementwise pass read float64 per row, which halves its vector width and
+    costs more than the rewrite saves (docs/fusion.md).
+    """
     dev, dtype, kshape, shape = m.device, x.dtype, m.node.shape, d.node.shape
-    acc = REDUCTIONS["logsumexp"].acc_dtype(dtype)
     k = View.contiguous(kshape)
-    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), acc, kshape, m.node.where, dev)
-    nan_unless_finite = _new("sub", ((lse, k), (lse, k)), None, acc, kshape, s.node.where, dev)
-    shift = _new("add", ((lse, k), (nan_unless_finite, k)), None, acc, kshape, s.node.where, dev)
-    c = View.contiguous(shape)
-    xs = (x, vx) if dtype == acc else \
-        (_new("cast", ((x, vx),), acc, acc, shape, d.node.where, dev), c)
-    z = _new("sub", (xs, (shift, vm)), None, acc, shape, d.node.where, dev)
-    return z if dtype == acc else _new("cast", ((z, c),), dtype, dtype, shape, d.node.where, dev)
+    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), dtype, kshape, m.node.where, dev)
+    nan_unless_finite = _new("sub", ((lse, k), (lse, k)), None, dtype, kshape, s.node.where, dev)
+    shift = _new("add", ((lse, k), (nan_unless_finite, k)), None, dtype, kshape, s.node.where,
+                 dev)
+    return _new("sub", ((x, vx), (shift, vm)), None, dtype, shape, d.node.where, dev)
 
 
 def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:
