@@ -235,5 +235,6 @@ def test_take_and_take_along_axis():
     same(lnp.take(x, [5, 1]), np.take(a, [5, 1]))
     idx = np.argsort(-a, axis=1)
     same(lnp.take_along_axis(x, lnp.asarray(idx), axis=1), np.take_along_axis(a, idx, axis=1))
+    same(lnp.take_along_axis(x, idx), np.take_along_axis(a, idx, axis=-1))
     with pytest.raises(IndexError, match="out of bounds"):
         lnp.take(x, [7], axis=1)

@@ -192,8 +192,10 @@ def test_dtype_functions():
     assert lnp.result_type(lnp.asarray(np.zeros(2, np.float32)), 1.0) == lnp.float32
     assert lnp.result_type(lnp.int32, 1) == lnp.int32
     assert lnp.can_cast(lnp.int32, lnp.int64) and not lnp.can_cast(lnp.float64, lnp.int64)
-    assert lnp.finfo(lnp.float32).eps == np.finfo(np.float32).eps
-    assert lnp.iinfo(lnp.int32).max == 2 ** 31 - 1
+    f, i = lnp.finfo(lnp.float32), lnp.iinfo(lnp.int32)
+    assert f.eps == np.finfo(np.float32).eps and type(f.eps) is float and f.dtype is lnp.float32
+    assert f.smallest_normal == np.finfo(np.float32).smallest_normal and f.bits == 32
+    assert (i.max, i.min, i.bits, i.dtype) == (2 ** 31 - 1, -2 ** 31, 32, lnp.int32)
     with pytest.raises(ValueError, match="not a floating dtype"):
         lnp.finfo(lnp.int32)
     assert lnp.isdtype(lnp.float32, "real floating") and lnp.isdtype(lnp.int64, "integral")

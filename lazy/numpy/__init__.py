@@ -32,7 +32,6 @@ from ._sorting import *  # noqa: F401,F403
 from ._statistical import *  # noqa: F401,F403
 from ._transcendental import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
-from ..functions import take, take_along_axis  # noqa: F401
 from scheduler.dtypes import bool_  # noqa: F401
 
 __array_api_version__ = "2024.12"

@@ -6,6 +6,7 @@ lazyrt has bool, int32, int64, float32 and float64; asking for another
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,20 +38,42 @@ def can_cast(from_: object, to: object, /) -> bool:
     return builtins.bool(np.can_cast(src.np, as_dtype(to).np))
 
 
-def finfo(type: object, /) -> np.finfo:
-    """Machine limits of a floating dtype (NumPy's finfo object)."""
+@dataclass(frozen=True)
+class finfo_object:
+    """The array API's finfo: Python floats and a lazyrt dtype (NumPy's has NumPy's)."""
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def finfo(type: object, /) -> finfo_object:
+    """Machine limits of a floating dtype."""
     d = type.dtype if isinstance(type, Tensor) else as_dtype(type)
     if not d.is_float:
         raise ValueError(f"finfo: {d.name} is not a floating dtype")
-    return np.finfo(d.np)
+    f = np.finfo(d.np)
+    return finfo_object(f.bits, float(f.eps), float(f.max), float(f.min),
+                        float(f.smallest_normal), d)
 
 
-def iinfo(type: object, /) -> np.iinfo:
-    """Machine limits of an integer dtype (NumPy's iinfo object)."""
+def iinfo(type: object, /) -> iinfo_object:
+    """Machine limits of an integer dtype."""
     d = type.dtype if isinstance(type, Tensor) else as_dtype(type)
     if not d.is_int:
         raise ValueError(f"iinfo: {d.name} is not an integer dtype")
-    return np.iinfo(d.np)
+    i = np.iinfo(d.np)
+    return iinfo_object(i.bits, int(i.max), int(i.min), d)
 
 
 def isdtype(dtype: object, kind: object) -> bool:

@@ -55,6 +55,16 @@ def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) 
     return reductions.reduce(nz, "sum", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
 
 
+def take(x: object, indices: object, /, axis: int | None = None) -> Tensor:
+    """Elements at `indices` along `axis` (flattened when None): a gather."""
+    return indexing.take(tensor(x), indices, axis)
+
+
+def take_along_axis(x: object, indices: object, /, axis: int = -1) -> Tensor:
+    """x's elements at `indices` along `axis` (default the last, as the array API)."""
+    return indexing.take_along_axis(tensor(x), indices, axis)
+
+
 def searchsorted(x1: object, x2: object, /, side: str = "left",
                  sorter: object = None) -> Tensor:
     """Insertion indices of x2 into sorted 1-D x1 (a NumPy fallback)."""
@@ -67,4 +77,5 @@ def searchsorted(x1: object, x2: object, /, side: str = "left",
     return numpy_fallback("searchsorted", np.searchsorted, (a, operand(x2)), kwargs)
 
 
-__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "take",
+           "take_along_axis", "where"]
