@@ -290,6 +290,10 @@ class Tensor(ArrayProtocols):
     def __pos__(self): return self
     def __abs__(self): return elementwise.apply("abs", self)
     def __invert__(self): return elementwise.apply("invert", self)
+    def __lshift__(self, o): return _shift("bitwise_left_shift", self, o)
+    def __rlshift__(self, o): return _shift("bitwise_left_shift", o, self)
+    def __rshift__(self, o): return _shift("bitwise_right_shift", self, o)
+    def __rrshift__(self, o): return _shift("bitwise_right_shift", o, self)
     def __matmul__(self, o): return linalg.matmul(self, o)
     def __rmatmul__(self, o): return linalg.matmul(o, self)
 
@@ -324,6 +328,8 @@ class Tensor(ArrayProtocols):
     def __iand__(self, o): return mutation.inplace(self, "and", o)
     def __ior__(self, o): return mutation.inplace(self, "or", o)
     def __ixor__(self, o): return mutation.inplace(self, "xor", o)
+    def __ilshift__(self, o): return self.copy_(self << o)
+    def __irshift__(self, o): return self.copy_(self >> o)
     def add_(self, o): return mutation.inplace(self, "add", o)
     def sub_(self, o): return mutation.inplace(self, "sub", o)
     def mul_(self, o): return mutation.inplace(self, "mul", o)
@@ -379,6 +385,12 @@ class Tensor(ArrayProtocols):
     def std(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
         from . import numpy as lnp
         return lnp.std(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
+
+
+def _shift(name: str, a: object, b: object) -> Tensor:
+    """Shifts are compositions in lazy.numpy (x * 2**n, floor(x / 2**n)), not primitives."""
+    from . import numpy as lnp
+    return getattr(lnp, name)(a, b)
 
 
 from . import elementwise, indexing, linalg, mutation, reductions, views  # noqa: E402,I001

@@ -438,3 +438,16 @@ def test_numpy_of_result_is_readonly_view():
     arr = t.numpy()
     assert np.shares_memory(arr, t.numpy())
     assert not arr.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_shift_operators_match_numpy(dtype):
+    xn = np.array([0, 1, -1, 7, -8, 2**20, -(2**20)], dtype)
+    sn = np.array([0, 1, 2, 3, 4, 5, 6], dtype)
+    x, s = lazy.asarray(xn), lazy.asarray(sn)
+    np.testing.assert_array_equal((x << s).numpy(), xn << sn)
+    np.testing.assert_array_equal((x >> s).numpy(), xn >> sn)
+    np.testing.assert_array_equal((3 << s).numpy(), 3 << sn)
+    np.testing.assert_array_equal((x >> 2).numpy(), xn >> 2)
+    x <<= 2
+    np.testing.assert_array_equal(x.numpy(), xn << 2)

@@ -8,7 +8,9 @@ from hypothesis import given, settings, strategies as st
 import lazy
 from scheduler import matmul_fusion
 
-pytestmark = pytest.mark.usefixtures("strict_fallback")
+# fresh_log: garbage of earlier tests (tensors held by a traceback cycle until the GC
+# runs) must not add kernels to these tests' `lazy.sync()`.
+pytestmark = pytest.mark.usefixtures("fresh_log")
 
 RNG = np.random.default_rng(11)
 
