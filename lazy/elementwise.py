@@ -7,10 +7,16 @@ dtype (casts are nodes too, and fuse away). Python scalars are "weak"
 """
 from __future__ import annotations
 
+import math
+import struct
+from functools import lru_cache
+
 import numpy as np
 
-from scheduler.dtypes import DType, as_dtype, bool_, result_type
+from scheduler.dtypes import DType, as_dtype, bool_, float32, float64, promote, result_type
+from scheduler.graph import user_site
 from scheduler.ops import ELEMENTWISE
+from scheduler.view import View
 
 from . import runtime
 from .tensor import Tensor, asarray_like
@@ -36,10 +42,29 @@ def _is_scalar(x: object) -> bool:
     return isinstance(x, Scalar) and not isinstance(x, np.generic)
 
 
+_F32 = struct.Struct("f")
+
+
+def _exact(value: object, dtype: DType) -> bool | int | float:
+    """`value` as `dtype` holds it (float32 rounds), with NumPy's overflow checks.
+
+    A Python float into a float tensor, the most common scalar operand, skips
+    NumPy's call overhead: float64 holds it as is, and a float32 store rounds
+    it as NumPy's cast does; an overflow to inf goes to NumPy, which warns.
+    """
+    if type(value) is float:
+        if dtype is float64:
+            return value
+        if dtype is float32:
+            rounded = _F32.unpack(_F32.pack(value))[0]
+            if not math.isinf(rounded) or math.isinf(value):
+                return rounded
+    return np.asarray(value, dtype=dtype.np).item()
+
+
 def const(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> Tensor:
     """A constant read through a stride-0 view: it fuses as a kernel argument."""
-    value = np.asarray(value, dtype=dtype.np).item()  # NumPy's overflow checks
-    t = runtime.make("const", (), value, dtype, (), device)
+    t = runtime.make("const", (), _exact(value, dtype), dtype, (), device)
     return t.broadcast_to(shape) if shape else t
 
 
@@ -49,43 +74,75 @@ def cast(t: Tensor, dtype: DType) -> Tensor:
     return runtime.make("cast", ((t._buf, t._view),), dtype, dtype, t.shape, t.device)
 
 
-def _operands(args: tuple) -> tuple[list, str]:
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    device = tensors[0].device
-    for t in tensors[1:]:
-        if t.device != device:
-            raise ValueError(f"expected all tensors on the same device, but found {device} "
-                             f"and {t.device}")
-    out = []
-    for a in args:
-        if isinstance(a, Tensor) or _is_scalar(a):
-            out.append(a)
-        else:
-            out.append(asarray_like(a, device))
-    return out, device
+def _as_tensors(args: tuple) -> list:
+    """Operands that are neither tensors nor Python scalars (NumPy arrays and
+    scalars, nested lists) become tensors: strong operands, as in NumPy."""
+    device = [a for a in args if isinstance(a, Tensor)][0].device
+    return [a if isinstance(a, Tensor) or _is_scalar(a) else asarray_like(a, device)
+            for a in args]
+
+
+@lru_cache(maxsize=4096)
+def _plan(signature: tuple) -> tuple[tuple[DType, ...], tuple[int, ...], DType]:
+    """Check `op` over its operands and plan it: (the dtype each operand is
+    cast to, the broadcast shape, the result dtype).
+
+    `signature` is `(op, *operands)`, each operand a tensor's `(dtype,
+    shape)` or a Python scalar's type. Promotion of weak scalars depends on
+    their type alone, so the plan is cached per signature: a loop pays for
+    the rules once. Errors are raised (never cached) with the same messages.
+    """
+    op, *operands = signature
+    prim = ELEMENTWISE[op]
+    kinds = [o[0] if isinstance(o, tuple) else o for o in operands]
+    shapes = [o[1] for o in operands if isinstance(o, tuple)]
+    if op == "where":  # the condition takes no part in promotion; its shape goes last
+        kinds = kinds[1:]
+        if isinstance(operands[0], tuple):
+            shapes = shapes[1:] + shapes[:1]
+    compute = prim.compute_dtype(promote(tuple(kinds)))
+    shape = broadcast_shapes(*shapes)
+    dtypes = (bool_,) + (compute,) * len(kinds) if op == "where" else (compute,) * len(kinds)
+    return dtypes, shape, prim.result_dtype(compute)
 
 
 def apply(op: str, *args: object) -> Tensor:
-    """Build `op` over tensors and Python scalars (at least one tensor)."""
-    prim = ELEMENTWISE[op]
-    operands, device = _operands(args)
-    dtypes = [a.dtype if isinstance(a, Tensor) else a for a in operands]
-    if op == "where":
-        cond, operands, dtypes = operands[0], operands[1:], dtypes[1:]
-        if isinstance(cond, Tensor) and cond.dtype != bool_:
-            cond = cast(cond, bool_)
-    compute = prim.compute_dtype(result_type(*dtypes))
-    shape = broadcast_shapes(*[a.shape for a in operands if isinstance(a, Tensor)],
-                             *([cond.shape] if op == "where" and isinstance(cond, Tensor) else []))
-    if op == "where":
-        operands = [cond] + operands
+    """Build `op` over tensors and Python scalars (at least one tensor).
+
+    The per-op hot path: checks and promotion come from `_plan`'s cache.
+    """
+    signature: list = [op]
+    device = site = None
+    for a in args:
+        if isinstance(a, Tensor):
+            buf = a._storage.buf
+            if device is None:
+                device = buf.device
+            elif buf.device != device:
+                raise ValueError(f"expected all tensors on the same device, but found "
+                                 f"{device} and {buf.device}")
+            signature.append((buf.dtype, a._view.shape))
+        elif isinstance(a, Scalar) and not isinstance(a, np.generic):  # `_is_scalar`
+            signature.append(type(a))
+        else:
+            return apply(op, *_as_tensors(args))
+    if device is None:
+        return apply(op, *_as_tensors(args))
+    dtypes, shape, result = _plan(tuple(signature))
     srcs = []
-    for i, a in enumerate(operands):
-        want = bool_ if op == "where" and i == 0 else compute
-        t = const(a, want, (), device) if not isinstance(a, Tensor) else cast(a, want)
-        v = t._view.expand(shape) if t.shape != shape else t._view
-        srcs.append((t._buf, v))
-    return runtime.make(op, tuple(srcs), None, prim.result_dtype(compute), shape, device)
+    for a, dtype in zip(args, dtypes):
+        if isinstance(a, Tensor):
+            if a._storage.buf.dtype is not dtype:
+                a = cast(a, dtype)
+            view = a._view
+            srcs.append((a._storage.buf, view if view.shape == shape else view.expand(shape)))
+        else:  # a Python scalar: a constant node read through a stride-0 view
+            value = _exact(a, dtype)
+            site = site or user_site()
+            const_buf = runtime.pending("const", (), value, dtype, (), device, site)
+            srcs.append((const_buf, View.filled(shape)))
+            runtime.count_node()
+    return runtime.make(op, tuple(srcs), None, result, shape, device, site)
 
 
 def power(a: object, b: object) -> Tensor:

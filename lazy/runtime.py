@@ -3,23 +3,31 @@
 Storages (what all views of a tensor share) are tracked by id with weak
 references. `sync()` with no arguments realizes the pending version of
 every storage some live tensor still views.
+
+Building a node is the per-op hot path (a few microseconds in all), so the
+weak references carry no callbacks: entries of dead storages are swept out
+whenever the table has doubled since the last sweep.
 """
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from scheduler.config import config
 from scheduler.dtypes import DType
-from scheduler.graph import Buffer, Node, user_location
+from scheduler.graph import Buffer, Node, Site, user_location, user_site
 from scheduler.realize import realize
 from scheduler.view import View
+
+from . import tensor as _tensor  # a cycle (tensor imports runtime): used at call time only
 
 if TYPE_CHECKING:
     from .tensor import Storage, Tensor
 
-_live: dict[int, weakref.ref] = {}
+_live: dict[int, weakref.ref] = {}  # id(storage) -> weak ref; dead ones until swept
+_sweep_at = 1024
 _pending_nodes = 0
 
 
@@ -28,25 +36,47 @@ class ImplicitSyncError(RuntimeError):
 
 
 def track(s: "Storage") -> None:
+    """Remember `s` until it dies. The table keeps the order storages were
+    first tracked in, which is the order a full sync realizes them in."""
     key = id(s)
-    _live[key] = weakref.ref(s, lambda _, key=key: _live.pop(key, None))
+    old = _live.get(key)
+    if old is not None:
+        if old() is s:  # already tracked: a write made a new version
+            return
+        del _live[key]  # a dead storage's id, reused: the new one goes last
+    _live[key] = weakref.ref(s)
+    if len(_live) >= _sweep_at:
+        _sweep()
+
+
+def _sweep() -> None:
+    global _sweep_at
+    for key, ref in list(_live.items()):
+        if ref() is None:
+            del _live[key]
+    _sweep_at = max(1024, 2 * len(_live))
 
 
 def make(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
-         device: str) -> "Tensor":
-    """A new pending tensor computed by `op` (the one way nodes are built)."""
-    from .tensor import Tensor
-    t = Tensor._wrap(_pending(op, srcs, arg, dtype, shape, device), View.contiguous(shape))
-    _count_node()
+         device: str, site: Site | None = None) -> "Tensor":
+    """A new pending tensor computed by `op` (the one way tensors get new nodes)."""
+    t = _tensor.Tensor._wrap(pending(op, srcs, arg, dtype, shape, device, site),
+                             View.contiguous(shape))
+    count_node()
     return t
 
 
-def _pending(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
-             device: str) -> Buffer:
-    return Buffer.pending_from(Node(op, srcs, arg, dtype, shape, user_location()), device)
+def pending(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...],
+            device: str, site: Site | None = None) -> Buffer:
+    """A pending buffer computed by `op`, built at `site` (default: the user's current line).
+
+    The caller counts it (`count_node`), which may sync.
+    """
+    node = Node(op, srcs, arg, dtype, shape, site or user_site())
+    return Buffer(device, dtype, math.prod(shape), None, node)
 
 
-def _count_node() -> None:
+def count_node() -> None:
     global _pending_nodes
     _pending_nodes += 1
     if _pending_nodes > config.max_pending_nodes:
@@ -57,9 +87,9 @@ def _count_node() -> None:
 def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
     """Point `storage` at a new version: a scatter over its current buffer."""
     old = storage.buf
-    storage.buf = _pending("scatter", srcs, arg, old.dtype, (old.size,), old.device)
+    storage.buf = pending("scatter", srcs, arg, old.dtype, (old.size,), old.device)
     track(storage)
-    _count_node()
+    count_node()
 
 
 def live_pending() -> list[Buffer]:

@@ -39,7 +39,7 @@ class Storage:
 
     def __init__(self, buf: Buffer):
         self.buf = buf
-        if buf.pending:
+        if buf.array is None:  # pending
             runtime.track(self)
 
 
@@ -70,11 +70,11 @@ class Tensor(ArrayProtocols):
 
     @property
     def dtype(self) -> DType:
-        return self._buf.dtype
+        return self._storage.buf.dtype
 
     @property
     def device(self) -> str:
-        return self._buf.device
+        return self._storage.buf.device
 
     @property
     def ndim(self) -> int:

@@ -6,21 +6,27 @@ backends need them too, and dependencies flow lazy -> scheduler -> backends.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, slots=True)
 class DType:
+    """One of the five dtypes below, which are singletons: compared and hashed
+    by identity, which is cheap (dtypes are in the key of every op's caches)."""
     name: str
     kind: str  # 'b' bool, 'i' signed integer, 'f' floating
     itemsize: int
+    np: np.dtype = field(init=False, repr=False)  # the NumPy dtype, made once
 
-    @property
-    def np(self) -> np.dtype:
-        return np.dtype(self.name)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "np", np.dtype(self.name))
+
+    def __reduce__(self) -> tuple:
+        """Copies and pickles stay the singleton, so identity keeps meaning equality."""
+        return as_dtype, (self.name,)
 
     @property
     def is_float(self) -> bool:
@@ -81,14 +87,15 @@ def result_type(*items: object) -> DType:
     """
     # Weak scalars promote by kind, never by value, so the answer depends on
     # types alone and is cached (np.result_type costs microseconds per op).
-    return _promote(tuple(d if isinstance(d, DType) else type(d) for d in items))
+    return promote(tuple(d if isinstance(d, DType) else type(d) for d in items))
 
 
 _SAMPLE = {bool: True, int: 0, float: 0.0, complex: 0j}
 
 
 @lru_cache(maxsize=1024)
-def _promote(kinds: tuple) -> DType:
+def promote(kinds: tuple) -> DType:
+    """`result_type` over DTypes and the types of Python scalars (weak)."""
     args = [k.np if isinstance(k, DType) else _SAMPLE.get(k, k) for k in kinds]
     return as_dtype(np.result_type(*args))
 

@@ -12,6 +12,7 @@ import math
 import os
 import sys
 import weakref
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -24,28 +25,47 @@ _PACKAGE_DIRS = tuple(
     for p in ("lazy", "scheduler", "cpu_backend", "cuda_backend"))
 
 
-_files: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
+_names: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
 
 
 def _user_name(filename: str) -> str | None:
     """Basename of a user's file, None for lazyrt's own (normalized once per file)."""
     try:
-        return _files[filename]
+        return _names[filename]
     except KeyError:
         ours = os.path.abspath(filename).startswith(_PACKAGE_DIRS)
-        name = _files[filename] = None if ours else os.path.basename(filename)
+        name = _names[filename] = None if ours else os.path.basename(filename)
         return name
+
+
+def user_site() -> tuple[CodeType | None, int]:
+    """(code, line) of the innermost frame outside lazyrt's own packages.
+
+    Cheap enough for every op: the line is read now (a frame's line moves
+    on as it runs), and `location` formats it only when a log record or an
+    error shows it.
+    """
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        try:
+            name = _names[code.co_filename]
+        except KeyError:
+            name = _user_name(code.co_filename)
+        if name is not None:
+            return code, f.f_lineno
+        f = f.f_back
+    return None, 0
+
+
+def location(code: CodeType | None, line: int) -> str:
+    """`file:line` of a `user_site`."""
+    return "<unknown>" if code is None else f"{_user_name(code.co_filename)}:{line}"
 
 
 def user_location() -> str:
     """`file:line` of the innermost frame outside lazyrt's own packages."""
-    f = sys._getframe(1)
-    while f is not None:
-        name = _user_name(f.f_code.co_filename)
-        if name is not None:
-            return f"{name}:{f.f_lineno}"
-        f = f.f_back
-    return "<unknown>"
+    return location(*user_site())
 
 
 def const_key(value: object) -> tuple[str, str]:
@@ -53,21 +73,42 @@ def const_key(value: object) -> tuple[str, str]:
     return type(value).__name__, repr(value)
 
 
+Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` when shown
+
+
 class Node:
     """One deferred op. `op` is an elementwise primitive name or one of
-    'cast', 'const', 'iota', 'reduce', 'matmul'."""
-    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "where", "__weakref__")
+    'cast', 'const', 'iota', 'reduce', 'matmul'.
+
+    `site` is where the user built it: a `user_site` (formatted only when a
+    log record or an error reads `where`) or an already formatted `file:line`.
+    """
+    __slots__ = ("op", "srcs", "arg", "dtype", "shape", "site", "__weakref__")
 
     def __init__(self, op: str, srcs: tuple, arg: Any, dtype: DType,
-                 shape: tuple[int, ...], where: str):
+                 shape: tuple[int, ...], site: Site | str):
         self.op = op
         self.srcs: tuple[tuple[Buffer, View], ...] = srcs
-        for buf, _ in srcs:
-            buf.add_reader(self)
+        if srcs:
+            ref = weakref.ref(self)
+            for buf, _ in srcs:  # `add_reader`'s common cases inlined: this runs per op
+                readers = buf.readers
+                if readers is None or type(readers) is weakref.ref and readers() is None:
+                    buf.readers = ref  # the first reader, or the only one was dropped
+                elif type(readers) is list and len(readers) < buf._sweep_at:
+                    readers.append(ref)
+                else:
+                    buf.add_reader(self)
         self.arg = arg
         self.dtype = dtype
         self.shape = shape
-        self.where = where
+        self.site = site
+
+    @property
+    def where(self) -> str:
+        """`file:line` of the user code that built this node."""
+        site = self.site
+        return site if isinstance(site, str) else location(*site)
 
     def __repr__(self) -> str:
         return f"Node({self.op}, {self.shape}, {self.dtype.name}, at {self.where})"
@@ -77,9 +118,15 @@ class Buffer:
     """A flat storage of `size` elements on one device.
 
     `readers` weakly holds the pending nodes that read this buffer: a write
-    may reuse the buffer's memory only when none of them is left.
+    may reuse the buffer's memory only when none of them is left. It is
+    None, one weak reference (most buffers have one reader), or a list of
+    them; dead ones are swept out of a list whenever it has doubled since
+    the last sweep. This is cheaper per op than a WeakSet (a Python method,
+    a callback and several GC-tracked objects per buffer), and the GC has
+    fewer objects to scan in a long pending graph.
     """
-    __slots__ = ("device", "dtype", "size", "array", "node", "readers", "__weakref__")
+    __slots__ = ("device", "dtype", "size", "array", "node", "readers", "_sweep_at",
+                 "__weakref__")
 
     def __init__(self, device: str, dtype: DType, size: int,
                  array: np.ndarray | None = None, node: Node | None = None):
@@ -88,15 +135,33 @@ class Buffer:
         self.size = size
         self.array = array
         self.node = node
-        self.readers: weakref.WeakSet | None = None
+        self.readers: weakref.ref | list[weakref.ref] | None = None
 
-    def add_reader(self, node: "Node") -> None:
-        if self.readers is None:
-            self.readers = weakref.WeakSet()
-        self.readers.add(node)
+    def add_reader(self, node: Node) -> None:
+        ref = weakref.ref(node)
+        readers = self.readers
+        if readers is None or type(readers) is weakref.ref and readers() is None:
+            self.readers = ref
+        elif type(readers) is weakref.ref:
+            self.readers = [readers, ref]
+            self._sweep_at = 8
+        else:
+            readers.append(ref)
+            if len(readers) >= self._sweep_at:
+                readers[:] = [r for r in readers if r() is not None]
+                self._sweep_at = max(8, 2 * len(readers))
 
-    def live_readers(self) -> list["Node"]:
-        return list(self.readers) if self.readers is not None else []
+    def live_readers(self) -> list[Node]:
+        """The pending nodes still alive that read this buffer, each once."""
+        readers = self.readers
+        if readers is None:
+            return []
+        alive: dict[int, Node] = {}
+        for r in (readers,) if type(readers) is weakref.ref else readers:
+            node = r()
+            if node is not None:
+                alive[id(node)] = node
+        return list(alive.values())
 
     @property
     def pending(self) -> bool:

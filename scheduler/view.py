@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -35,7 +36,7 @@ def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
     return dim % ndim if ndim else 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class View:
     shape: tuple[int, ...]
     strides: tuple[int, ...]
@@ -43,7 +44,14 @@ class View:
 
     @staticmethod
     def contiguous(shape: tuple[int, ...], offset: int = 0) -> "View":
+        if offset == 0:  # every op's output: shared, since views are immutable
+            return _contiguous(tuple(shape))
         return View(tuple(shape), contiguous_strides(tuple(shape)), offset)
+
+    @staticmethod
+    def filled(shape: tuple[int, ...]) -> "View":
+        """All of `shape` reading element 0 (stride 0): how a scalar is broadcast."""
+        return _filled(tuple(shape))
 
     # -- queries -------------------------------------------------------------
     @property
@@ -161,6 +169,19 @@ class View:
         return View(tuple(self.shape[d] for d in keep) + (length,),
                     tuple(self.strides[d] for d in keep) + (s1 + s2,),
                     self.offset + (start if length else 0))
+
+
+# Shared views are built from plain ints: a cache hit for a shape given as
+# NumPy integers (equal, same hash) must not hand NumPy integers to others.
+@lru_cache(maxsize=4096)
+def _contiguous(shape: tuple[int, ...]) -> View:
+    shape = tuple(map(int, shape))
+    return View(shape, contiguous_strides(shape))
+
+
+@lru_cache(maxsize=4096)
+def _filled(shape: tuple[int, ...]) -> View:
+    return View(tuple(map(int, shape)), (0,) * len(shape))
 
 
 def compose(outer: View, inner: View) -> View | None:

@@ -1,0 +1,125 @@
+"""The op-build fast path keeps every behaviour: where ops were built, live
+tensors, readers of buffers, cached checks and promotion, constants.
+
+docs/performance.md ("Op-build overhead") says what the fast path does and
+what it costs; these tests pin what it must not change.
+"""
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import lazy
+from lazy import runtime
+from scheduler.dtypes import ALL, float32
+from scheduler.view import View
+
+pytestmark = pytest.mark.usefixtures("fresh_log")
+
+
+def _build_in_a_loop():
+    """Ops built on one line of a frame that runs on: each keeps its own line."""
+    x = lazy.asarray(np.arange(4, dtype=np.float32))
+    out = []
+    for i in range(2):
+        out.append(x * 2.0 + i)  # the ops' line
+        line = sys._getframe().f_lineno - 1
+    sum(range(3))  # the frame moves on before anything formats a location
+    return out, line
+
+
+def test_location_is_the_users_line_when_the_op_was_built():
+    (y0, y1), line = _build_in_a_loop()
+    assert y0._buf.node.where == f"test_op_build.py:{line}"
+    assert y1._buf.node.op == "add" and y1._buf.node.where == f"test_op_build.py:{line}"
+    const = y1._buf.node.srcs[1][0].node
+    assert const.op == "const" and const.where == f"test_op_build.py:{line}"
+    lazy.sync(y1)
+    (rec,) = list(lazy.log)
+    assert rec.ops == (f"mul@test_op_build.py:{line}", f"add@test_op_build.py:{line}")
+    np.testing.assert_array_equal(y1.numpy(), np.arange(4, dtype=np.float32) * 2 + 1)
+
+
+def test_build_errors_are_raised_every_time_with_their_message():
+    a, b = lazy.ones(2, 3), lazy.ones(4)
+    for _ in range(2):  # a failed check is never cached as a plan
+        with pytest.raises(ValueError, match=r"\(2, 3\) \(4,\)"):
+            a + b
+        with pytest.raises(TypeError, match="neg"):
+            -lazy.ones(3, dtype=lazy.bool)
+    with pytest.raises(OverflowError):
+        lazy.ones(3, dtype=lazy.int32) + 2**40
+
+
+def test_same_signature_different_values_and_layouts():
+    """Plans are shared per (op, dtypes, shapes); views and values are per op."""
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = lazy.asarray(base)
+    for view, ref in ((x, base), (x.T.T, base), (x[:, ::-1], base[:, ::-1])):
+        got = view + lazy.asarray(np.ones(4, np.float32))
+        np.testing.assert_array_equal(got.numpy(), ref + 1)
+    for value in (0.1, -0.0, 3.5e38, float("nan")):  # rounded to float32 as NumPy does
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # both overflow 3.5e38 to inf
+            ref = np.float32(value)
+            got = (lazy.ones(1) * value).numpy()[0]
+        assert (got == ref or np.isnan(ref) and np.isnan(got)) and \
+            np.signbit(got) == np.signbit(ref)
+
+
+def test_float32_constant_overflow_warns_like_numpy():
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        y = lazy.ones(2) * 1e300
+    assert np.isinf(y.numpy()).all()
+
+
+def test_live_tensors_are_synced_in_creation_order_after_ids_are_reused():
+    xs = [lazy.arange(3) + i for i in range(6)]
+    del xs[1], xs[2]  # dead storages: their ids may be reused by the next ones
+    xs += [lazy.arange(3) * 10 + i for i in range(4)]
+    pending = runtime.live_pending()
+    assert pending == [x._buf for x in xs]
+    lazy.sync()
+    assert all(not x._buf.pending for x in xs)
+    del xs
+    gc.collect()
+    assert runtime.live_pending() == []
+
+
+def test_readers_are_weak_and_counted_once():
+    x = lazy.arange(5)
+    buf = x._buf
+    assert buf.live_readers() == []
+    y = x + 1
+    assert buf.live_readers() == [y._buf.node]
+    keep = [x * i for i in range(20)]  # a list of readers, swept as it grows
+    del y
+    assert len(buf.live_readers()) == 20
+    node = keep[0]._buf.node
+    buf.add_reader(node)  # as CSE re-adds a rewired node
+    assert len(buf.live_readers()) == 20
+    del keep, node
+    assert buf.live_readers() == []
+    z = x - 1  # the only reader was dropped: the next one replaces it
+    assert buf.live_readers() == [z._buf.node]
+
+
+def test_dtypes_are_singletons_through_copies_and_pickles():
+    for d in ALL:
+        assert copy.deepcopy(d) is d and pickle.loads(pickle.dumps(d)) is d
+        assert d.np == np.dtype(d.name)
+    assert float32 != "float32" and float32 == lazy.float32
+
+
+def test_shared_contiguous_views_hold_python_ints():
+    v = View.contiguous((np.int64(2), np.int64(3)))
+    assert v == View((2, 3), (3, 1)) and all(type(n) is int for n in v.shape + v.strides)
+    assert View.contiguous((2, 3)) is View.contiguous([2, 3])
+    assert View.contiguous((2, 3), 5) == View((2, 3), (3, 1), 5)
+    assert View.filled((2, 3)) == View((2, 3), (0, 0), 0)
