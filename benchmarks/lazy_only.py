@@ -1,6 +1,7 @@
 """lazyrt-only measurements: overheads, compile latency, caches, threads."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -20,22 +21,62 @@ from peers import lazy_sync
 
 # ------------------------------------------------------------------ lazyrt-only measurements
 
+class _Small:
+    """The calibration baseline: building a tiny object with two fields."""
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+# One op per statement; the result is dropped at once, as in `c = a + b` in a loop.
+BUILD_CASES = {
+    "a + b": "c = a + b",
+    "a * 2.0": "c = a * 2.0",
+    "lazy.exp(a)": "c = lazy.exp(a)",
+    "a[1:] (view)": "c = a[1:]",
+    "baseline: a small Python object": "c = _Small(1, 2)",
+}
+
+
+def measure_build(a, b, batch, rounds):
+    """Per-op build cost of each case in microseconds: min and median over
+    `rounds` batches of `batch` ops, the cases interleaved in every round.
+
+    CPU time of this thread (`time.thread_time_ns`) is the main figure: on a
+    shared machine wall time also counts the time other processes hold the
+    core, while CPU time moves by a few percent from run to run. Wall time
+    (`perf_counter_ns`) is reported too.
+    """
+    loops = {}
+    for name, stmt in BUILD_CASES.items():
+        ns = {"a": a, "b": b, "lazy": lazy, "_Small": _Small}
+        exec(f"def loop():\n    for _ in range({batch}):\n        {stmt}\n", ns)
+        loops[name] = ns["loop"]
+    cpu = {name: [] for name in loops}
+    wall = {name: [] for name in loops}
+    for _ in range(rounds):
+        for name, loop in loops.items():
+            c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+            loop()
+            w1, c1 = time.perf_counter_ns(), time.thread_time_ns()
+            cpu[name].append((c1 - c0) / batch / 1e3)
+            wall[name].append((w1 - w0) / batch / 1e3)
+        lazy.sync()
+    return {name: {"min_us": min(cpu[name]), "median_us": statistics.median(cpu[name]),
+                   "wall_min_us": min(wall[name]), "wall_median_us": statistics.median(wall[name])}
+            for name in loops}
+
+
 def measure_overheads(q):
     out = {}
     a, b = lazy.randn(1000), lazy.randn(1000)
     lazy.sync()
-    # building one elementwise op (result dropped at once)
-    n = 20_000 if q else 100_000
-    best = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            c = a + b
-        best.append((time.perf_counter() - t0) / n)
-        del c
-        lazy.sync()
-    out["build_us_per_op"] = min(best) * 1e6
-    out["build_us_per_op_median"] = statistics.median(best) * 1e6
+    # building one op (1,000-element float32 operands, result dropped at once)
+    build = measure_build(a, b, batch=2000, rounds=20 if q else 100)
+    out["build"] = build
+    out["build_us_per_op"] = build["a + b"]["min_us"]
+    out["build_us_per_op_median"] = build["a + b"]["median_us"]
 
     # repeated sync of a 10-op graph on 1,000-element tensors (same shape synced before)
     c = lazy.randn(1000)
@@ -78,11 +119,26 @@ def measure_chain(q, n_ops):
         xn = rng_f32(20, 1000)
         x = lazy.asarray(xn)
         lazy.log.clear()
-        t0 = time.perf_counter()
-        y = x
-        for _ in range(n_ops // 2):
-            y = y * 0.9999 + 0.0001
-        t1 = time.perf_counter()
+        gc_s = [0.0, 0.0]  # seconds in the cyclic GC while building: all, full collections
+        started = [0.0]
+
+        def gc_timer(phase, info):
+            if phase == "start":
+                started[0] = time.perf_counter()
+                return
+            dt = time.perf_counter() - started[0]
+            gc_s[0] += dt
+            if info["generation"] == 2:
+                gc_s[1] += dt
+        gc.callbacks.append(gc_timer)
+        try:
+            t0 = time.perf_counter()
+            y = x
+            for _ in range(n_ops // 2):
+                y = y * 0.9999 + 0.0001
+            t1 = time.perf_counter()
+        finally:
+            gc.callbacks.remove(gc_timer)
         lazy.sync(y)
         t2 = time.perf_counter()
         recs = list(lazy.log)
@@ -93,7 +149,8 @@ def measure_chain(q, n_ops):
         ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4))
         compile_ms = sum(r.compile_ms for r in recs)
         run_ms = sum(r.run_ms for r in recs)
-        return {"ops": n_ops, "build_s": t1 - t0, "sync_s": t2 - t1, "kernels": len(recs),
+        return {"ops": n_ops, "build_s": t1 - t0, "build_gc_s": gc_s[0], "build_gc_full_s": gc_s[1],
+                "sync_s": t2 - t1, "kernels": len(recs),
                 "syncs": len(syncs), "compile_ms": compile_ms, "run_ms": run_ms,
                 "caches": sorted({r.cache.split(" ")[0] for r in recs}), "ok": ok}
     finally:
@@ -151,7 +208,8 @@ def child_w2(repeat):
 def run_child(args, env_extra):
     env = dict(os.environ)
     env.update(env_extra)
-    p = subprocess.run([sys.executable, os.path.abspath(__file__)] + args, env=env,
+    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_suite.py")
+    p = subprocess.run([sys.executable, runner] + args, env=env,
                        capture_output=True, text=True, timeout=300)
     for line in p.stdout.splitlines():
         if line.startswith("JSON:"):
@@ -173,3 +231,14 @@ def measure_compile():
         shutil.rmtree(d, ignore_errors=True)
 
 
+if __name__ == "__main__":
+    # Just the op-build and sync overheads (and a chain), without the whole suite:
+    #   python benchmarks/lazy_only.py [--quick] [--chain N]
+    import argparse
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--quick", action="store_true", help="fewer rounds")
+    p.add_argument("--chain", type=int, default=0, help="also build and sync an N-op chain")
+    args = p.parse_args()
+    print(json.dumps(measure_overheads(args.quick), indent=1))
+    if args.chain:
+        print(json.dumps(measure_chain(args.quick, args.chain), indent=1))

@@ -83,9 +83,10 @@ def _as_tensors(args: tuple) -> list:
 
 
 @lru_cache(maxsize=4096)
-def _plan(signature: tuple) -> tuple[tuple[DType, ...], tuple[int, ...], DType]:
+def _plan(signature: tuple) -> tuple[tuple[DType, ...], tuple[int, ...], DType, View]:
     """Check `op` over its operands and plan it: (the dtype each operand is
-    cast to, the broadcast shape, the result dtype).
+    cast to, the broadcast shape, the result dtype, the stride-0 view a
+    scalar operand is read through).
 
     `signature` is `(op, *operands)`, each operand a tensor's `(dtype,
     shape)` or a Python scalar's type. Promotion of weak scalars depends on
@@ -103,7 +104,7 @@ def _plan(signature: tuple) -> tuple[tuple[DType, ...], tuple[int, ...], DType]:
     compute = prim.compute_dtype(promote(tuple(kinds)))
     shape = broadcast_shapes(*shapes)
     dtypes = (bool_,) + (compute,) * len(kinds) if op == "where" else (compute,) * len(kinds)
-    return dtypes, shape, prim.result_dtype(compute)
+    return dtypes, shape, prim.result_dtype(compute), View.filled(shape)
 
 
 def apply(op: str, *args: object) -> Tensor:
@@ -112,7 +113,7 @@ def apply(op: str, *args: object) -> Tensor:
     The per-op hot path: checks and promotion come from `_plan`'s cache.
     """
     signature: list = [op]
-    device = site = None
+    device = None
     for a in args:
         if isinstance(a, Tensor):
             buf = a._storage.buf
@@ -128,7 +129,8 @@ def apply(op: str, *args: object) -> Tensor:
             return apply(op, *_as_tensors(args))
     if device is None:
         return apply(op, *_as_tensors(args))
-    dtypes, shape, result = _plan(tuple(signature))
+    dtypes, shape, result, scalar_view = _plan(tuple(signature))
+    site = user_site()  # found here, a short walk up: every node this op builds shares it
     srcs = []
     for a, dtype in zip(args, dtypes):
         if isinstance(a, Tensor):
@@ -138,9 +140,8 @@ def apply(op: str, *args: object) -> Tensor:
             srcs.append((a._storage.buf, view if view.shape == shape else view.expand(shape)))
         else:  # a Python scalar: a constant node read through a stride-0 view
             value = _exact(a, dtype)
-            site = site or user_site()
             const_buf = runtime.pending("const", (), value, dtype, (), device, site)
-            srcs.append((const_buf, View.filled(shape)))
+            srcs.append((const_buf, scalar_view))
             runtime.count_node()
     return runtime.make(op, tuple(srcs), None, result, shape, device, site)
 

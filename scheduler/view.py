@@ -51,7 +51,7 @@ class View:
     @staticmethod
     def filled(shape: tuple[int, ...]) -> "View":
         """All of `shape` reading element 0 (stride 0): how a scalar is broadcast."""
-        return _filled(tuple(shape))
+        return View(tuple(shape), (0,) * len(shape))
 
     # -- queries -------------------------------------------------------------
     @property
@@ -177,11 +177,6 @@ class View:
 def _contiguous(shape: tuple[int, ...]) -> View:
     shape = tuple(map(int, shape))
     return View(shape, contiguous_strides(shape))
-
-
-@lru_cache(maxsize=4096)
-def _filled(shape: tuple[int, ...]) -> View:
-    return View(tuple(map(int, shape)), (0,) * len(shape))
 
 
 def compose(outer: View, inner: View) -> View | None:
