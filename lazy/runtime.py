@@ -77,6 +77,7 @@ def pending(op: str, srcs: tuple, arg: Any, dtype: DType, shape: tuple[int, ...]
 
 
 def count_node() -> None:
+    """One more pending node; past `max_pending_nodes`, sync everything (logged as auto)."""
     global _pending_nodes
     _pending_nodes += 1
     if _pending_nodes > config.max_pending_nodes:

@@ -26,6 +26,7 @@ _PACKAGE_DIRS = tuple(
 
 
 _names: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
+Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` when shown
 
 
 def _user_name(filename: str) -> str | None:
@@ -38,7 +39,7 @@ def _user_name(filename: str) -> str | None:
         return name
 
 
-def user_site() -> tuple[CodeType | None, int]:
+def user_site() -> Site:
     """(code, line) of the innermost frame outside lazyrt's own packages.
 
     Cheap enough for every op: the line is read now (a frame's line moves
@@ -71,9 +72,6 @@ def user_location() -> str:
 def const_key(value: object) -> tuple[str, str]:
     """A constant by exact value: repr keeps -0.0 apart from 0.0, and 1 from 1.0 and True."""
     return type(value).__name__, repr(value)
-
-
-Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` when shown
 
 
 class Node:
