@@ -8,7 +8,9 @@ different control block (see codegen.py) for the same compiled function:
   kernels with an `Output.pos` (stores at computed positions), which must
   run in C order so that the last of duplicate positions wins, as in NumPy;
 * elementwise kernels, and reductions with enough outputs to balance,
-  split the flat out range;
+  split the flat out range into a few chunks per thread, which the
+  threads take in turn (`itertools.count` is atomic under the GIL): if
+  another process slows one core, its thread simply takes fewer chunks;
 * reductions with few outputs and a long reduce range split the reduce
   range: each thread writes partial accumulators (value, and index for
   argmax/argmin), then the caller folds them in thread order (mode 2)
@@ -18,6 +20,7 @@ different control block (see codegen.py) for the same compiled function:
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import os
 import threading
@@ -34,6 +37,8 @@ from .reduce_loops import tile_eligible
 from .reduction import Accumulator
 
 SMALL = 1 << 16          # below this much work a kernel runs on the calling thread
+CHUNKS_PER_THREAD = 4    # out-range splits are dealt out in this many chunks per thread
+MIN_CHUNK = 1 << 15      # ... each at least this much work (a chunk costs ~10 us to deal)
 MIN_REDUCE_PART = 1 << 14  # reduce elements per thread worth a partial split
 ALIGN = 64               # chunk boundaries on multiples of this (cache lines, vectors)
 
@@ -175,8 +180,16 @@ class Launcher:
             if threads == 1:  # the common small case: no closures, no pool
                 call(ptrs, MODE_FULL, 0, units, 0, nred, 0, 1, tile)
                 return
-            self._parallel([lambda lo=lo, hi=hi: call(ptrs, MODE_FULL, lo, hi, 0, nred, 0, 1, tile)
-                            for lo, hi in _chunks(units, threads, align)])
+            # more chunks than threads, taken in turn: a thread slowed by another
+            # process takes fewer, instead of the whole kernel waiting for its half
+            parts = min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
+            chunks = _chunks(units, parts, align)
+            taken = itertools.count()
+
+            def worker() -> None:
+                while (i := next(taken)) < len(chunks):
+                    call(ptrs, MODE_FULL, *chunks[i], 0, nred, 0, 1, tile)
+            self._parallel([worker] * min(threads, len(chunks)))
             return
         ranges = _chunks(nred, min(threads, nred // MIN_REDUCE_PART))
         partial = [np.empty(len(ranges) * nout, d.np) for d in Accumulator(red).partial_dtypes]
