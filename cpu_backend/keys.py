@@ -51,7 +51,8 @@ def structural_key(k: Kernel) -> str:
         r = k.reduce
         red = f"{r.op}(%{node_id[id(r.expr)]}) acc={r.acc!r} {r.dtype!r}"
     outs = ",".join(f"Output({o.dtype!r},%{node_id[id(o.expr)]},inner={o.inner!r},pos="
-                    f"{'-' if o.pos is None else '%' + str(node_id[id(o.pos)])})"
+                    f"{'-' if o.pos is None else '%' + str(node_id[id(o.pos)])},"
+                    f"follows={o.follows},delta={o.delta})"
                     for o in k.outputs)
     scal = ",".join(repr(d) for d in k.scalars)
     return (f"ndim={k.ndim} n_reduce={k.n_reduce} inputs=[{ins}] scalars=[{scal}] "

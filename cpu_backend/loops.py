@@ -148,8 +148,14 @@ def _elementwise(g: _Gen) -> None:
     views += [(s, st) for s, st in zip(g.lay.outputs, out_st)]
 
     def row(flat, idx, col):
-        return [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
+        locs = [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
                 for n, (slot, st) in enumerate(views)]
+        for n, o in enumerate(k.outputs):  # one base for outputs tiling one buffer
+            lead = locs[len(k.inputs) + (o.follows or 0)]
+            if o.follows is not None and isinstance(lead, Ptr):
+                locs[len(k.inputs) + n] = Ptr(g.b.gep(lead.p, [ir.Constant(I64, o.delta)],
+                                                      inbounds=True))
+        return locs
 
     versions, check, pick = _stride_versions(g, [st[-1] for _, st in views],
                                              [_fixed_view(g, n) for n in range(len(views))])

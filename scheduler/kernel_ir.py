@@ -133,6 +133,10 @@ class Output:
     pos: Expr | None = None   # advanced-index writes: store at this element
                               # position instead of through the output view;
                               # run in order, so the last duplicate wins (NumPy)
+    follows: int | None = None  # extra outputs tiling one buffer: this output's view
+    delta: int = 0              # is output `follows`'s view shifted by `delta` elements
+                                # (backends may address it from that one: LLVM then
+                                # sees one interleaved store stream, not two)
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,8 @@ class Kernel:
             r = self.reduce
             lines.append(f"reduce {r.op} {r.acc.name} {r.dtype.name} {index[id(r.expr)]}")
         lines += [f"out {o.dtype.name} {o.inner} {index[id(o.expr)]} "
-                  f"{index[id(o.pos)] if o.pos is not None else '-'}" for o in self.outputs]
+                  f"{index[id(o.pos)] if o.pos is not None else '-'} {o.follows} {o.delta}"
+                  for o in self.outputs]
         return "\n".join(lines)
 
 

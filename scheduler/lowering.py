@@ -216,12 +216,15 @@ def lower(group: Group, name_index: int) -> Step:
         out_shape = tuple(domain[:n_out])
         epilogue = b.build(root, (View.contiguous(out_shape),), space)
         out_views = [View.contiguous(out_shape)]
-    specs = [(root.dtype, epilogue, pos, 0)]  # (dtype, value, position, index in outputs)
+    # (dtype, value, position, index in outputs, (kernel output it follows, delta) or None)
+    specs = [(root.dtype, epilogue, pos, 0, None)]
     for n, buf in enumerate(group.extra, 1):  # each read of it, written where it is read
         paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
                        key=lambda p: p[0].offset)
-        for p in paths:
-            specs.append((buf.dtype, b.memo[(id(buf), p, space)], None, n))
+        lead = len(specs)
+        for i, p in enumerate(paths):
+            follow = (lead, p[0].offset - paths[0][0].offset) if i else None
+            specs.append((buf.dtype, b.memo[(id(buf), p, space)], None, n, follow))
             out_views.append(p[0])
     space_shape = {"full": tuple(domain), "out": tuple(domain[:n_out])}
     indirect = [p is None for _, _, p in b.inputs]
@@ -251,9 +254,10 @@ def lower(group: Group, name_index: int) -> Step:
         launch_views.append([first, *p[1:]])
         bufs.append(None if iota else buf)
     outputs, out_launch = [], []
-    for (dtype, value, at, _), v in zip(specs, out_views):
+    for (dtype, value, at, _, follow), v in zip(specs, out_views):
         strides = next(out_it)
-        outputs.append(Output(dtype, value, _inner(strides), at))
+        follows, delta = follow if follow else (None, 0)
+        outputs.append(Output(dtype, value, _inner(strides), at, follows, delta))
         out_launch.append(View(tuple(shape[:n_out]), tuple(strides), v.offset))
     kernel = Kernel(len(shape), len(shape) - n_out, tuple(inputs),
                     tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
@@ -264,7 +268,7 @@ def lower(group: Group, name_index: int) -> Step:
         label = label[:label.rfind("_", 0, 40)] + "_etc"
     kind = "s" if base is not None else "r" if reduce else "e"
     step = Step(f"{kind}{name_index}_{label}", group, [root, *group.extra], bufs, kernel, launch,
-                ops, base, tuple(n for *_, n in specs), tuple(b.params))
+                ops, base, tuple(s[3] for s in specs), tuple(b.params))
     if group.core is not None:  # runs with a BLAS matmul, panel by panel (matmul_fusion)
         core = group.core
         step.prologue = lower(core.prologue, name_index) if core.prologue else None

@@ -218,3 +218,20 @@ def test_new_dtype_recompiles_and_says_why():
     first, second = list(lazy.log)
     assert first.cache.startswith("miss"), first.cache
     assert second.cache == "miss (new dtypes)", second.cache
+
+
+def test_extra_output_read_through_columns_is_one_interleaved_store_stream():
+    """A kept (n, 3) result read column by column is written by its reader's kernel
+    through three views; the second and third follow the first (one base pointer)."""
+    from scheduler.realize import plan
+    xn = np.arange(36, dtype=np.float32).reshape(12, 3)
+    x = lazy.asarray(xn) * 2 - 1
+    y = x[:, 0] * x[:, 1] + x[:, 2]
+    (step,) = plan([x._buf, y._buf]).steps
+    assert [(o.follows, o.delta) for o in step.kernel.outputs] == [(None, 0), (None, 0),
+                                                                  (1, 1), (1, 2)]
+    lazy.sync()
+    assert len(kernels_of_last_sync()) == 1
+    xr = xn * 2 - 1
+    np.testing.assert_array_equal(x.numpy(), xr)
+    np.testing.assert_allclose(y.numpy(), xr[:, 0] * xr[:, 1] + xr[:, 2])
