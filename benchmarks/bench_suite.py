@@ -70,7 +70,7 @@ def run_workload(builder, q, repeat, budget):
     key, title, fns, check, nbytes = builder(q)
     peers = [p for p in PEERS if p in fns]
     stats = {p: {"first": None, "times": [], "result": None, "error": None} for p in peers}
-    stats.update({p: {"error": "not installed"} for p in PEERS if p not in fns and peer_available(p)})
+    stats.update({p: {"error": "not run: no version of this workload"} for p in PEERS if p not in fns and peer_available(p)})
     lazy.log.clear()
     # first calls (compiles), each on its own
     for p in peers:
