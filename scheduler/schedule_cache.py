@@ -84,51 +84,65 @@ def templatize(steps: list[Step], aliases: list, order: list[Buffer], externals:
                nodes: int, merged: int, folded: int) -> Template:
     index = {id(b): i for i, b in enumerate(order)}
     index.update({id(b): -j - 1 for j, b in enumerate(externals)})
-
-    def ref(b: Buffer | None) -> Ref | None:
-        return None if b is None else index[id(b)]
-
-    def step(s: Step) -> _StepTemplate:
-        c = s.group.core
-        core = None if c is None else (ref(c.mm), ref(c.a), c.a_view, ref(c.b), c.b_view)
-        return _StepTemplate(
-            s.name, s.group.kind, s.group.why, ref(s.group.root),
-            tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
-            tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
-            tuple(ref(b) for b in s.group.extra), s.out_index,
-            tuple((slot, ref(b)) for slot, b in s.params), core,
-            step(s.prologue) if s.prologue else None, s.core_input)
-
-    return Template(tuple(step(s) for s in steps), tuple((ref(d), ref(f)) for d, f in aliases),
+    return Template(tuple(_template(s, index) for s in steps),
+                    tuple((_ref(d, index), _ref(f, index)) for d, f in aliases),
                     nodes, merged, folded)
+
+
+def _ref(b: Buffer | None, index: dict[int, Ref]) -> Ref | None:
+    return None if b is None else index[id(b)]
+
+
+def _template(s: Step, index: dict[int, Ref]) -> _StepTemplate:
+    # Module-level on purpose, as are _step and _buf: a nested function that
+    # calls itself is a reference cycle, which would keep this graph's buffers
+    # (and their memory, which the pool recycles) alive until the next GC.
+    def ref(b):
+        return _ref(b, index)
+    c = s.group.core
+    core = None if c is None else (ref(c.mm), ref(c.a), c.a_view, ref(c.b), c.b_view)
+    return _StepTemplate(
+        s.name, s.group.kind, s.group.why, ref(s.group.root),
+        tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
+        tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
+        tuple(ref(b) for b in s.group.extra), s.out_index,
+        tuple((slot, ref(b)) for slot, b in s.params), core,
+        _template(s.prologue, index) if s.prologue else None, s.core_input)
 
 
 def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tuple[list, list]:
     """(steps, aliases) of the template over this graph's buffers."""
-    def buf(r: Ref | None) -> Buffer | None:
-        return None if r is None else (order[r] if r >= 0 else externals[-r - 1])
+    bufs = (order, externals)
+    return ([_step(s, bufs) for s in t.steps],
+            [(_buf(d, bufs), _buf(f, bufs)) for d, f in t.aliases])
 
-    def step(s: _StepTemplate) -> Step:
-        root = buf(s.root)
-        extra = [buf(e) for e in s.extra]
-        group = Group(root=root, why=s.why, kind=s.kind,
-                      members=[buf(m) for m in s.members], reduce=buf(s.reduce), extra=extra)
-        params = tuple((slot, buf(r)) for slot, r in s.params)
-        launch = s.launch
-        if params:  # this graph's values for the run-time scalars
-            scalars = list(launch.scalars)
-            for slot, b in params:
-                scalars[slot] = b.node.arg
-            launch = replace(launch, scalars=scalars)
-        prologue = step(s.prologue) if s.prologue else None
-        if s.core is not None:
-            mm, a, av, b, bv = s.core
-            group.core = MatmulCore(buf(mm), buf(a), av, buf(b), bv,
-                                    prologue.group if prologue else None)
-        return Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
-                    launch, s.ops, buf(s.base), s.out_index, params, prologue, s.core_input)
 
-    return [step(s) for s in t.steps], [(buf(d), buf(f)) for d, f in t.aliases]
+def _buf(r: Ref | None, bufs: tuple[list[Buffer], list[Buffer]]) -> Buffer | None:
+    order, externals = bufs
+    return None if r is None else (order[r] if r >= 0 else externals[-r - 1])
+
+
+def _step(s: _StepTemplate, bufs: tuple[list[Buffer], list[Buffer]]) -> Step:
+    def buf(r):
+        return _buf(r, bufs)
+    root = buf(s.root)
+    extra = [buf(e) for e in s.extra]
+    group = Group(root=root, why=s.why, kind=s.kind,
+                  members=[buf(m) for m in s.members], reduce=buf(s.reduce), extra=extra)
+    params = tuple((slot, buf(r)) for slot, r in s.params)
+    launch = s.launch
+    if params:  # this graph's values for the run-time scalars
+        scalars = list(launch.scalars)
+        for slot, b in params:
+            scalars[slot] = b.node.arg
+        launch = replace(launch, scalars=scalars)
+    prologue = _step(s.prologue, bufs) if s.prologue else None
+    if s.core is not None:
+        mm, a, av, b, bv = s.core
+        group.core = MatmulCore(buf(mm), buf(a), av, buf(b), bv,
+                                prologue.group if prologue else None)
+    return Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
+                launch, s.ops, buf(s.base), s.out_index, params, prologue, s.core_input)
 
 
 class ScheduleCache:

@@ -88,3 +88,23 @@ def test_writes_still_decide_in_place_at_run_time():
     assert list(lazy.log)[-1].reason.endswith("still read by 1 pending op(s)")
     np.testing.assert_array_equal(x.numpy(), np.full(100, 4.0))
     np.testing.assert_array_equal(keep.numpy(), np.full(100, 3.0))
+
+
+def test_a_reused_plan_keeps_no_buffer_alive():
+    """Instantiating a cached plan must not build reference cycles: a dropped
+    result's buffer is freed at once (its memory goes back to the pool), not at
+    the next garbage collection."""
+    import gc
+    import weakref
+    x = lazy.asarray(np.arange(100, dtype=np.float32))
+    gc.disable()
+    try:
+        for i in range(3):
+            y = step(x, x)
+            lazy.sync(y)
+            assert last_sync().schedule == ("miss" if i == 0 else "hit")
+            dead = weakref.ref(y._buf)
+            del y
+            assert dead() is None
+    finally:
+        gc.enable()
