@@ -217,6 +217,23 @@ def run_child(args, env_extra):
     raise RuntimeError(f"child {args} failed (rc {p.returncode}): {p.stderr[-800:]}")
 
 
+def measure_threads(q) -> dict:
+    """W2 in subprocesses with 1 and 2 threads, alone and with a busy-loop
+    process competing for a core ("1+busy", "2+busy")."""
+    th = {}
+    rep = "3" if q else "8"
+    for n in ("1", "2"):
+        th[n] = run_child(["--child", "w2", "--repeat", rep], {"LAZY_NUM_THREADS": n})
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for n in ("1", "2"):
+            th[n + "+busy"] = run_child(["--child", "w2", "--repeat", rep], {"LAZY_NUM_THREADS": n})
+    finally:
+        busy.kill()
+        busy.wait()
+    return th
+
+
 def measure_compile():
     d = tempfile.mkdtemp(prefix="lazyrt-bench-cache-")
     try:
