@@ -68,6 +68,19 @@ def assert_layout_like(t: lazy.Tensor, a: np.ndarray, base: np.ndarray | None = 
                                                               np_offset(a, base))
 
 
+def same(got, expected) -> None:
+    """Exact values, dtype and shape (a tensor, or lists/tuples of them)."""
+    if isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e)
+        return
+    expected = np.asarray(expected)
+    assert got.dtype.name == expected.dtype.name, (got.dtype.name, expected.dtype.name)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
 def assert_close(t: lazy.Tensor, expected, dtype: str | None = None, rtol: float | None = None,
                  atol: float | None = None) -> np.ndarray:
     """Values, shape and dtype of `t` against a NumPy result (exact for bool/int)."""

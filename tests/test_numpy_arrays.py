@@ -12,22 +12,9 @@ from hypothesis.extra import numpy as hnp
 
 import lazy
 import lazy.numpy as lnp
-from conftest import assert_close
+from conftest import assert_close, same
 
 pytestmark = pytest.mark.usefixtures("fresh_log")
-
-
-def same(got, expected) -> None:
-    """Exact values, dtype and shape (tensors, or lists/tuples of them)."""
-    if isinstance(expected, (list, tuple)):
-        assert len(got) == len(expected)
-        for g, e in zip(got, expected):
-            same(g, e)
-        return
-    expected = np.asarray(expected)
-    assert got.dtype.name == expected.dtype.name, (got.dtype.name, expected.dtype.name)
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    np.testing.assert_array_equal(got.numpy(), expected)
 
 
 # -- creation ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 import lazy
 import lazy.numpy as lnp
-from conftest import assert_close
+from conftest import assert_close, same
 
 pytestmark = [pytest.mark.usefixtures("fresh_log"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
@@ -18,17 +18,6 @@ pytestmark = [pytest.mark.usefixtures("fresh_log"),
 @pytest.fixture
 def allow(monkeypatch):
     monkeypatch.setenv("LAZY_FALLBACK", "allow")
-
-
-def same(got, expected) -> None:
-    if isinstance(expected, tuple):
-        for g, e in zip(got, expected, strict=True):
-            same(g, e)
-        return
-    expected = np.asarray(expected)
-    assert got.dtype.name == expected.dtype.name, (got.dtype.name, expected.dtype.name)
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    np.testing.assert_array_equal(got.numpy(), expected)
 
 
 RNG = np.random.default_rng(7)
