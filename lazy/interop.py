@@ -41,6 +41,10 @@ class ArrayProtocols:
         out = kwargs.pop("out", None)
         if any(_foreign(x) for x in (*inputs, *(out or ()))):
             return NotImplemented
+        casting = kwargs.pop("casting", "same_kind") if out is not None else "same_kind"
+        # With out=, where= keeps out's old values where the mask is False: computed
+        # whole, then selected (NumPy would leave them untouched, the same values).
+        mask = kwargs.pop("where", True) if out is not None else True
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         if method == "at" and isinstance(inputs[0], ArrayProtocols):
             raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
@@ -51,7 +55,13 @@ class ArrayProtocols:
             from .fallback import numpy_fallback
             func = ufunc if method == "__call__" else getattr(ufunc, method)
             result = numpy_fallback(name, func, inputs, kwargs)
-        return result if out is None else _store(result, out, name)
+        if out is None:
+            return result
+        if mask is not True:
+            from .numpy import where
+            results = result if isinstance(result, tuple) else (result,)
+            result = tuple(r if o is None else where(mask, r, o) for r, o in zip(results, out))
+        return _store(result, out, name, casting)
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple,
                            kwargs: dict) -> Any:
@@ -229,7 +239,7 @@ def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     return None
 
 
-def _store(result: Any, out: tuple, name: str) -> Any:
+def _store(result: Any, out: tuple, name: str, casting: str = "same_kind") -> Any:
     """Write results into `out=` targets: tensors get a (lazy) write, NumPy arrays a copy."""
     results = result if isinstance(result, tuple) else (result,)
     if len(results) != len(out):
@@ -241,9 +251,9 @@ def _store(result: Any, out: tuple, name: str) -> Any:
             continue
         r_dtype = r.dtype.np if isinstance(r, ArrayProtocols) else np.asarray(r).dtype
         o_dtype = o.dtype.np if isinstance(o, ArrayProtocols) else o.dtype
-        if not np.can_cast(r_dtype, o_dtype, casting="same_kind"):
+        if not np.can_cast(r_dtype, o_dtype, casting=casting):
             raise TypeError(f"Cannot cast {name} output from {r_dtype!r} to {o_dtype!r} with "
-                            f"casting rule 'same_kind'")
+                            f"casting rule {casting!r}")
         if isinstance(o, ArrayProtocols):
             o[...] = r
         else:

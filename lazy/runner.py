@@ -73,6 +73,13 @@ class NumpyRedirect:
                     raise
             else:  # `import numpy.x` binds the top package, as the real import does
                 return module if fromlist else sys.modules["lazy.numpy"]
+            # NumPy's own submodule (numpy.linalg, numpy.random): the real one is
+            # imported, but `import numpy.x` must still bind `numpy` to lazy.numpy
+            module = self._import(name, globals, locals, fromlist, level)
+            if not fromlist:
+                self._import("lazy.numpy", globals, locals, (), 0)
+                return sys.modules["lazy.numpy"]
+            return module
         return self._import(name, globals, locals, fromlist, level)
 
     def __enter__(self) -> "NumpyRedirect":

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import threading
+
 import numpy as np
 
 from .fusion import Group, is_trivial
@@ -28,7 +30,7 @@ from .view import View
 # 2048 x 2048 float32 product is one panel, a 4096 one is four.
 PANEL_BYTES = 32 << 20
 MIN_PANEL_ROWS = 64  # fewer rows and BLAS spends its time packing b
-_scratch: dict[tuple[str, str], np.ndarray] = {}
+_scratch = threading.local()  # per thread: two threads' syncs must not share panels
 
 
 @dataclass
@@ -106,10 +108,11 @@ def fuse_matmuls(groups: list[Group]) -> list[Group]:
 
 def scratch(name: str, size: int, dtype: np.dtype) -> np.ndarray:
     """A reused panel array: fresh pages every sync would cost more than the epilogue."""
+    arrays = _scratch.__dict__.setdefault("arrays", {})
     key = (name, np.dtype(dtype).str)
-    arr = _scratch.get(key)
+    arr = arrays.get(key)
     if arr is None or arr.size < size:
-        arr = _scratch[key] = np.empty(size, dtype)
+        arr = arrays[key] = np.empty(size, dtype)
     return arr[:size]
 
 

@@ -228,6 +228,8 @@ def realize(targets: list[Buffer], cause: str, where: str,
                                   f"(ops built at {built})") from e
             done += 1
             step.group.members.clear()  # release inlined nodes: they no longer read anything
+            if step.prologue is not None:
+                step.prologue.group.members.clear()
     finally:
         for dup, first in sched.aliases:
             if not first.pending and dup.pending:

@@ -317,3 +317,19 @@ def test_dlpack_cupy_round_trip():
     assert back.data.ptr == a.data.ptr and back.strides == a.strides
     np.testing.assert_array_equal(t.numpy(), cupy.asnumpy(a))
     assert t.__dlpack_device__()[0] == 2
+
+
+def test_ufunc_where_with_out_keeps_out_elsewhere_and_casting_is_honoured():
+    """np.exp(t, where=m, out=o): o keeps its old values where m is False (as NumPy);
+    casting= is the rule for storing into out."""
+    tn = np.linspace(-1, 1, 8)
+    t, out = lazy.asarray(tn), lazy.full((8,), 7.0, dtype=lazy.float64)
+    assert np.exp(t, where=t > 0, out=out) is out
+    expected = np.full(8, 7.0)
+    np.exp(tn, where=tn > 0, out=expected)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-15)  # exp: within an ulp
+    it = lazy.asarray(np.arange(4, dtype=np.int64))
+    with pytest.raises(TypeError, match="same_kind"):
+        np.add(it, 1.5, out=it)
+    np.add(it, 1.5, out=it, casting="unsafe")
+    np.testing.assert_array_equal(it.numpy(), [1, 2, 3, 4])

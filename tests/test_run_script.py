@@ -29,7 +29,7 @@ def test_numpy_program_prints_the_same_under_lazy():
 def test_only_the_scripts_own_modules_get_lazy_numpy():
     run = python("-m", "lazy", SCRIPTS / "which_numpy.py")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == ["script lazy.numpy lazy.numpy",
+    assert run.stdout.splitlines() == ["script lazy.numpy lazy.numpy Tensor",
                                        "local module lazy.numpy Tensor",
                                        "installed library numpy"]
 
