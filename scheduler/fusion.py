@@ -125,7 +125,8 @@ def tiles(views: list[View], size: int) -> bool:
     """Do these same-shaped views together address 0..size-1 exactly once?
 
     Equal strides and evenly spaced offsets stack into one view with an
-    extra axis; that view must be a permutation of a contiguous layout.
+    extra axis; that view, with its reversed axes turned forward (`x[::-1]`
+    walks the same elements), must be a permutation of a contiguous layout.
     """
     if size == 0 or len({v.strides for v in views}) != 1:
         return False
@@ -137,13 +138,14 @@ def tiles(views: list[View], size: int) -> bool:
             return False
         shape.append(len(views))
         strides.append(step)
-    axes = sorted(((s, n) for s, n in zip(strides, shape) if n != 1), reverse=True)
+    start = views[0].offset + sum((n - 1) * s for s, n in zip(strides, shape) if s < 0)
+    axes = sorted(((abs(s), n) for s, n in zip(strides, shape) if n != 1), reverse=True)
     expected = 1
     for s, n in reversed(axes):
         if s != expected:
             return False
         expected *= n
-    return views[0].offset == 0 and expected == size
+    return start == 0 and expected == size
 
 
 def read_views(buf: Buffer, group: Group, users: dict) -> list[View] | None:

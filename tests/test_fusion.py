@@ -112,6 +112,19 @@ def test_shared_subexpression_inside_one_kernel_is_not_split():
     np.testing.assert_allclose(y.numpy(), np.abs(tn), rtol=1e-6)
 
 
+@pytest.mark.parametrize("read", [lambda a: a[::-1] * 2, lambda a: a[::-1, ::-1].T + 1,
+                                  lambda a: a[::-1, 0] + a[::-1, 1] * a[::-1, 2]],
+                         ids=["flipped", "flipped-transposed", "reversed-columns"])
+def test_live_intermediate_read_through_negative_strides_is_an_extra_output(read):
+    xn = np.arange(24, dtype=np.float32).reshape(8, 3)
+    a = lazy.asarray(xn) * 3
+    b = read(a)
+    lazy.sync()
+    assert len(kernels_of_last_sync()) == 1
+    np.testing.assert_array_equal(a.numpy(), xn * 3)
+    np.testing.assert_array_equal(b.numpy(), read(xn * 3))
+
+
 def test_live_intermediate_is_an_extra_output_of_its_reader():
     x = lazy.rand(4, 6)
     lazy.sync(x)
