@@ -114,8 +114,12 @@ def blas_name() -> str:
         return "blas"
 
 
-def choose(kernel: Kernel, device: str) -> tuple[Backend, str]:
-    """Backend for one kernel on `device`, with the reason to log."""
+def choose(kernel: Kernel, device: str, launch: Launch | None = None) -> tuple[Backend, str]:
+    """Backend for one kernel on `device`, with the reason to log.
+
+    With a `launch` and LAZY_SMALL_WORK=1, a CPU kernel not compiled yet may
+    run through the NumPy interpreter while that is cheaper (small_work.py).
+    """
     if device == "cuda":
         ok, why = _cuda_status()
         backend = cuda_backend()
@@ -128,6 +132,11 @@ def choose(kernel: Kernel, device: str) -> tuple[Backend, str]:
     llvm, why = _llvm()
     if llvm is not None:
         ok, note = llvm.supports(kernel)
+        if ok and launch is not None and config.small_work and llvm.jit.lookup(kernel) is None:
+            from .small_work import small_work
+            reason = small_work.interpret(kernel, launch)
+            if reason is not None:
+                return NUMPY, reason
         if ok:
             extra = note.split("; ", 1)[1] if "; " in note else ""  # e.g. "run on one thread"
             return llvm, f"{device} tensors: LLVM JIT ({why})" + (f"; {extra}" if extra else "")

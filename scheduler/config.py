@@ -56,6 +56,11 @@ class Config:
         return os.environ.get("LAZY_IMPLICIT_SYNC", "allow").lower()
 
     @property
+    def small_work(self) -> bool:
+        """Interpret not-yet-compiled tiny kernels while cheaper (LAZY_SMALL_WORK=1)."""
+        return os.environ.get("LAZY_SMALL_WORK", "") not in ("", "0")
+
+    @property
     def fallback(self) -> str:
         """'allow' (default) or 'error' (LAZY_FALLBACK)."""
         return os.environ.get("LAZY_FALLBACK", "allow").lower()

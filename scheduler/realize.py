@@ -22,6 +22,7 @@ from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .pool import pool
 from .schedule_cache import cache as schedule_cache, graph_key, instantiate, templatize
+from .small_work import small_work
 from .lowering import Step, lower
 from .passes import fold_constants, gather, merge_duplicates, rewrite_softmax
 
@@ -175,7 +176,7 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
                                     reason, "-", 0.0, run_ms, nbytes))
         return
-    backend, reason = choose(step.kernel, device)
+    backend, reason = choose(step.kernel, device, step.launch)
     if step.base is not None:
         target, how = _write_target(step, held)
         outs, reason = [target], f"{reason}; write {how}"
@@ -187,6 +188,8 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         compiled, info, run_ms = None, CompileInfo("-", 0.0), 0.0
     else:
         compiled, info = backend.compile(step.kernel)
+        if info.cache.startswith("miss") and backend.name == "llvm":
+            small_work.observe_compile(info.ms)
         ins = [None if b is None else b.array for b in step.inputs]
         t = time.perf_counter()
         backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
@@ -194,6 +197,8 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             from cuda_backend import synchronize
             synchronize()
         run_ms = (time.perf_counter() - t) * 1e3
+    if reason.startswith("small work"):
+        small_work.pay(step.kernel, run_ms)
     for b, arr in zip(step.outputs, outs):
         b.array, b.node = arr, None
         if device == "cpu" and step.base is None:
