@@ -12,10 +12,10 @@ different control block (see codegen.py) for the same compiled function:
   threads take in turn (`itertools.count` is atomic under the GIL): if
   another process slows one core, its thread simply takes fewer chunks;
 * reductions with few outputs and a long reduce range split the reduce
-  range: each thread writes partial accumulators (value, and index for
-  argmax/argmin), then the caller folds them in thread order (mode 2)
-  and runs the epilogue. Only float sums/products can differ with the
-  thread count, by rounding.
+  range into up to 4 parts per thread, taken in turn: each part writes
+  partial accumulators (value, and index for argmax/argmin), then the
+  caller folds them in part order (mode 2) and runs the epilogue. Only
+  float sums/products can differ with the thread count, by rounding.
 """
 from __future__ import annotations
 
@@ -191,13 +191,16 @@ class Launcher:
                     call(ptrs, MODE_FULL, *chunks[i], 0, nred, 0, 1, tile)
             self._parallel([worker] * min(threads, len(chunks)))
             return
-        ranges = _chunks(nred, min(threads, nred // MIN_REDUCE_PART))
+        ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
         partial = [np.empty(len(ranges) * nout, d.np) for d in Accumulator(red).partial_dtypes]
         ptrs = pointers(partial)
         n = len(ranges)
-        self._parallel([lambda p=p, lo=lo, hi=hi: call(ptrs, MODE_PARTIAL, 0, nout, lo, hi, p, n,
-                                                       tile)
-                        for p, (lo, hi) in enumerate(ranges)])
+        taken = itertools.count()
+
+        def worker() -> None:
+            while (p := next(taken)) < n:
+                call(ptrs, MODE_PARTIAL, 0, nout, *ranges[p], p, n, tile)
+        self._parallel([worker] * min(threads, n))
         call(ptrs, MODE_FINAL, 0, nout, 0, nred, 0, n, 0)
 
     def shutdown(self) -> None:
