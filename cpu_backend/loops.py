@@ -309,6 +309,21 @@ def _alias_candidates(g: _Gen, in_st, out_st) -> list[int]:
 ARG_BLOCK = 256
 
 
+def over_blocks(g: _Gen, cnt: ir.Value, size: int, carry: list[ir.Value], body) -> list[ir.Value]:
+    """Fold `body(jb, je, carry)` over [0, cnt) in blocks of `size` (the last
+    one shorter): the skeleton of the blocked row reductions."""
+    b = g.b
+    bsz = ir.Constant(I64, size)
+    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, size - 1)), bsz)
+
+    def block(blk, c):
+        jb = g.mul(blk, bsz)
+        je = b.add(jb, bsz)
+        return body(jb, b.select(b.icmp_signed("<", cnt, je), cnt, je), c)
+
+    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
+
+
 def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
                  carry: list[ir.Value]) -> list[ir.Value]:
     """argmax/argmin over one row of `cnt` elements, ARG_BLOCK at a time.
@@ -319,13 +334,8 @@ def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
     first occurrence (the first NaN, once one is seen).
     """
     b = g.b
-    bsz = ir.Constant(I64, ARG_BLOCK)
-    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, ARG_BLOCK - 1)), bsz)
 
-    def block(blk, c):
-        jb = g.mul(blk, bsz)
-        je = b.add(jb, bsz)
-        je = b.select(b.icmp_signed("<", cnt, je), cnt, je)
+    def block(jb, je, c):
         m = g.counted_loop(jb, je, [acc.block_identity()],
                            lambda j, mc: [acc.block_extreme(b, mc[0], x_at(j))])[0]
         pre = b.block
@@ -350,4 +360,4 @@ def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
         where.add_incoming(c[1], pre)
         return [best, where]
 
-    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
+    return over_blocks(g, cnt, ARG_BLOCK, carry, block)

@@ -21,7 +21,7 @@ from scheduler.kernel_ir import Kernel, Load, postorder
 
 from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
-                    _strides, blocked_arg, inner_hint)
+                    _strides, blocked_arg, inner_hint, over_blocks)
 from .lowering import I64, cast, const, intrinsic
 
 TILE = 128
@@ -265,13 +265,8 @@ def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> lis
     elements while they are in L1, and the pair is rescaled once per block.
     """
     b, bd = g.b, acc.block_dtype
-    bsz = ir.Constant(I64, LSE_BLOCK)
-    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, LSE_BLOCK - 1)), bsz)
 
-    def block(blk, c):
-        jb = g.mul(blk, bsz)
-        je = b.add(jb, bsz)
-        je = b.select(b.icmp_signed("<", cnt, je), cnt, je)
+    def block(jb, je, c):
         mx = intrinsic(b, "llvm.maximum", const(bd, 0.0).type, 2)
         bmax = g.counted_loop(jb, je, [const(bd, float("-inf"))],
                               lambda j, mc: [b.call(mx, [mc[0], x_at(j)])])[0]
@@ -285,7 +280,7 @@ def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> lis
 
         return acc.lse_block(b, c, bmax, block_sum)
 
-    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
+    return over_blocks(g, cnt, LSE_BLOCK, carry, block)
 
 
 def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:
@@ -299,14 +294,8 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[i
     a plain float32 loop over the row.
     """
     b = g.b
-    bsz = ir.Constant(I64, SUM_BLOCK)
-    nblocks = b.udiv(b.add(cnt, ir.Constant(I64, SUM_BLOCK - 1)), bsz)
 
-    def block(blk, c):
-        jb = g.mul(blk, bsz)
-        je = b.add(jb, bsz)
-        je = b.select(b.icmp_signed("<", cnt, je), cnt, je)
-
+    def block(jb, je, c):
         def add(j, sc):
             r = b.fadd(sc[0], x_at(j))
             r.flags.append("reassoc")
@@ -314,4 +303,4 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[i
         s = g.counted_loop(jb, je, [const(float32, 0.0)], add)[0]
         return [b.fadd(c[0], b.fpext(s, ir.DoubleType()))]
 
-    return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
+    return over_blocks(g, cnt, SUM_BLOCK, carry, block)
