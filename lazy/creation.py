@@ -174,6 +174,7 @@ def eye(n: int, m: int | None = None, k: int = 0, dtype: object = None,
     dev = resolve_device(device)
     rows = _iota(n, dev).unsqueeze(1)
     cols = _iota(m, dev).unsqueeze(0)
+    k = max(-n, min(m, operator.index(k)))  # a diagonal outside the matrix: all zeros
     return elementwise.cast((cols - rows) == k, as_dtype(dtype or DEFAULT_FLOAT))
 
 

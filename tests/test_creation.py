@@ -312,3 +312,8 @@ def test_creation_uses_llvm_and_is_lazy():
     assert set(backends_used()) == {"llvm"}
     assert_close(z, np.arange(10) * 2)
     assert_close(e, np.eye(3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("k", [2**63 - 1, -(2**63), 3, -3, 7])
+def test_eye_with_a_diagonal_outside_the_matrix_is_zeros(k):
+    np.testing.assert_array_equal(lazy.eye(3, 3, k).numpy(), np.eye(3, 3, k, dtype=np.float32))
