@@ -95,7 +95,8 @@ class ArrayProtocols:
         if self.device == "cuda" and target != _DL_CPU:
             from . import runtime
             runtime.implicit_sync(self, "__dlpack__")
-            array = _cuda_view(self._buf.array, self._view)
+            from cuda_backend import device_view
+            array = device_view(self._buf.array, self._view)
         else:  # a CUDA tensor asked for on the CPU is a host copy (a logged transfer)
             if self.device == "cuda" and copy is False:
                 raise BufferError("__dlpack__: a CUDA tensor exported to the CPU needs a copy, "
@@ -364,16 +365,6 @@ def _arguments(func: Callable, impl: Callable, args: tuple,
 
 
 # -- CUDA memory (CuPy) -----------------------------------------------------------------
-
-def _cuda_view(flat: Any, view: View) -> Any:
-    """A CuPy array with `view`'s shape, strides and offset over the flat storage."""
-    from cupy.lib.stride_tricks import as_strided
-    item = flat.dtype.itemsize
-    if view.size == 0:
-        return flat[:0].reshape(view.shape)
-    return as_strided(flat[view.offset:], shape=view.shape,
-                      strides=tuple(s * item for s in view.strides))
-
 
 def _cuda_storage(a: Any) -> tuple[Any, View]:
     """(flat CuPy array over a's memory, a's view into it), without copying."""
