@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scheduler.backends import FallbackError, blas_name, choose, cuda_backend, device_status
+from scheduler.matmul_fusion import fused_reason
 from scheduler.realize import plan
 
 from . import runtime
@@ -75,8 +76,7 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
                 backend, reason, source = "none", str(e), ""
             if step.core_input is not None:  # scheduler/matmul_fusion.py
                 backend = f"blas+{backend}"
-                reason = (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels, "
-                          f"{'prologue and ' if step.prologue else ''}epilogue fused: {reason}")
+                reason = fused_reason(step.prologue is not None, reason)
         out.kernels.append(PlannedKernel(step.name, backend, reason, step.group.why,
                                          step.ops, source))
     return out

@@ -116,6 +116,13 @@ def scratch(name: str, size: int, dtype: np.dtype) -> np.ndarray:
     return arr[:size]
 
 
+def fused_reason(prologue: bool, kernel_reason: str) -> str:
+    """The log's (and explain's) reason for a fused matmul step."""
+    from .backends import blas_name
+    return (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels; "
+            f"{'prologue and ' if prologue else ''}epilogue fused: {kernel_reason}")
+
+
 def panel_rows(m: int, k: int, n: int, itemsize: int) -> int:
     """Rows per panel: a's and c's panels together fill about PANEL_BYTES."""
     return max(1, min(m, max(MIN_PANEL_ROWS, PANEL_BYTES // max(1, (k + n) * itemsize))))

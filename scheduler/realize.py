@@ -16,7 +16,7 @@ import numpy as np
 from .backend import CompileInfo
 from .backends import FallbackError, blas_name, choose, run_extern, transfer
 from .fusion import fuse
-from .matmul_fusion import fuse_matmuls, panel_rows, scratch, slice_rows
+from .matmul_fusion import fuse_matmuls, fused_reason, panel_rows, scratch, slice_rows
 from .graph import Buffer, host_view
 from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
@@ -139,19 +139,6 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
               held: Callable[[], set[int]]) -> None:
     root = step.group.root
     device = root.device
-    if step.core_input is not None:
-        backend, reason = choose(step.kernel, device)
-        outs, info, run_ms = _run_matmul(step, backend)
-        for b, arr in zip(step.outputs, outs):
-            b.array, b.node = arr, None
-            pool.recycle_when_dead(b, arr)
-        reason = (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels; "
-                  f"{'prologue and ' if step.prologue else ''}epilogue fused: {reason}")
-        cache = info.cache + (f" ({info.new})" if info.new else "")
-        log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
-                                    "blas+" + backend.name, reason, cache, info.ms, run_ms,
-                                    _nbytes(step)))
-        return
     if step.kernel is None:  # extern: a transfer or a library call
         node = root.node
         nbytes = _nbytes(step)
@@ -176,27 +163,14 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
                                     reason, "-", 0.0, run_ms, nbytes))
         return
-    backend, reason = choose(step.kernel, device, step.launch)
-    if step.base is not None:
-        target, how = _write_target(step, held)
-        outs, reason = [target], f"{reason}; write {how}"
-    elif device == "cpu":
-        outs = [_allocate(backend, b) for b in step.outputs]
+    fused = step.core_input is not None  # a matmul with its prologue/epilogue kernels
+    backend, reason = choose(step.kernel, device, None if fused else step.launch)
+    if fused:
+        outs, info, run_ms = _run_matmul(step, backend)
+        reason, name = fused_reason(step.prologue is not None, reason), "blas+" + backend.name
     else:
-        outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
-    if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
-        compiled, info, run_ms = None, CompileInfo("-", 0.0), 0.0
-    else:
-        compiled, info = backend.compile(step.kernel)
-        if info.cache.startswith("miss") and backend.name == "llvm":
-            small_work.observe_compile(info.ms)
-        ins = [None if b is None else b.array for b in step.inputs]
-        t = time.perf_counter()
-        backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
-        if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
-            from cuda_backend import synchronize
-            synchronize()
-        run_ms = (time.perf_counter() - t) * 1e3
+        outs, info, run_ms, reason = _run_kernel(step, backend, reason, held)
+        name = backend.name
     if reason.startswith("small work"):
         small_work.pay(step.kernel, run_ms)
     for b, arr in zip(step.outputs, outs):
@@ -205,7 +179,32 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             pool.recycle_when_dead(b, arr)
     cache = info.cache + (f" ({info.new})" if info.new else "")
     log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
-                                backend.name, reason, cache, info.ms, run_ms, _nbytes(step)))
+                                name, reason, cache, info.ms, run_ms, _nbytes(step)))
+
+
+def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
+                ) -> tuple[list, CompileInfo, float, str]:
+    """Allocate (or pick the write target), compile and run one kernel."""
+    device = step.group.root.device
+    if step.base is not None:
+        target, how = _write_target(step, held)
+        outs, reason = [target], f"{reason}; write {how}"
+    elif device == "cpu":
+        outs = [_allocate(backend, b) for b in step.outputs]
+    else:
+        outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
+    if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
+        return outs, CompileInfo("-", 0.0), 0.0, reason
+    compiled, info = backend.compile(step.kernel)
+    if info.cache.startswith("miss") and backend.name == "llvm":
+        small_work.observe_compile(info.ms)
+    ins = [None if b is None else b.array for b in step.inputs]
+    t = time.perf_counter()
+    backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
+    if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
+        from cuda_backend import synchronize
+        synchronize()
+    return outs, info, (time.perf_counter() - t) * 1e3, reason
 
 
 def realize(targets: list[Buffer], cause: str, where: str,
