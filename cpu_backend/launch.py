@@ -1,16 +1,15 @@
 """Thread-parallel launch of compiled kernels.
 
-ctypes releases the GIL for the duration of a foreign call, so a plain
-`concurrent.futures` pool gives real parallelism. Every split is just a
-different control block (see codegen.py) for the same compiled function:
+Every split is just a different control block (see codegen.py) for the
+same compiled function; a launch hands the table of blocks to the native
+thread pool (threadpool.py), whose threads take them in turn:
 
 * small work (< `SMALL` elements) runs on the calling thread, and so do
   kernels with an `Output.pos` (stores at computed positions), which must
   run in C order so that the last of duplicate positions wins, as in NumPy;
 * elementwise kernels, and reductions with enough outputs to balance,
-  split the flat out range into a few chunks per thread, which the
-  threads take in turn (`itertools.count` is atomic under the GIL): if
-  another process slows one core, its thread simply takes fewer chunks;
+  split the flat out range into a few chunks per thread: if another
+  process slows one core, its thread simply takes fewer chunks;
 * reductions with few outputs and a long reduce range split the reduce
   range into up to 4 parts per thread, taken in turn: each part writes
   partial accumulators (value, and index for argmax/argmin), then the
@@ -20,11 +19,8 @@ different control block (see codegen.py) for the same compiled function:
 from __future__ import annotations
 
 import ctypes
-import itertools
 import math
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -35,6 +31,7 @@ from .jit import Compiled
 from .loops import ew_tile_eligible, ew_tile_units
 from .reduce_loops import tile_eligible
 from .reduction import Accumulator
+from .threadpool import ThreadPool
 
 SMALL = 1 << 16          # below this much work a kernel runs on the calling thread
 CHUNKS_PER_THREAD = 4    # out-range splits are dealt out in this many chunks per thread
@@ -118,35 +115,21 @@ def _choose_ew_tile(kernel: Kernel, launch: Launch, order: str) -> int:
     return int(any(abs(st[-1]) * isz >= 64 and abs(st[-2]) < abs(st[-1]) for isz, st in ops))
 
 
+def _table(row: list[int], col: int, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """Control blocks (codegen.CTL), one per range: `row` with the range
+    written at columns col, col + 1."""
+    t = np.empty((len(ranges), len(row)), np.int64)
+    t[:] = row
+    t[:, col:col + 2] = ranges
+    return t
+
+
 class Launcher:
-    """Owns the worker pool; one per backend instance."""
+    """Owns the thread pool; one per backend instance."""
 
     def __init__(self, threads: int | None = None):
         self.threads = threads if threads else default_threads()
-        self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._local = threading.local()
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="lazy-cpu",
-                                                initializer=self._mark_worker)
-            return self._pool
-
-    def _mark_worker(self) -> None:
-        self._local.worker = True
-
-    def _parallel(self, calls: list) -> None:
-        """Run the closures in `calls`: all but the last on the pool."""
-        if len(calls) == 1 or getattr(self._local, "worker", False):
-            for c in calls:
-                c()
-            return
-        futures = [self._executor().submit(c) for c in calls[:-1]]
-        calls[-1]()
-        for f in futures:
-            f.result()
+        self.pool = ThreadPool(self.threads)
 
     def launch(self, compiled: Compiled, kernel: Kernel, shape: tuple[int, ...],
                args: np.ndarray, scalars: np.ndarray, buffers: list[np.ndarray | None],
@@ -165,10 +148,8 @@ class Launcher:
             p = addrs + [_addr(x) for x in extra]
             return np.array(p + [0] * (len(buffers) + n_partial - len(p)), np.uintp)
 
-        def call(ptrs: np.ndarray, mode: int, start: int, end: int, rstart: int, rend: int,
-                 part: int, nparts: int, tile: int) -> None:
-            c = np.array([mode, start, end, rstart, rend, part, nparts, nout, tile], np.int64)
-            fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
+        def run(ptrs: np.ndarray, table: np.ndarray) -> None:
+            self.pool.run(fn, compiled.address, a_ptr, _addr(ptrs), s_ptr, table)
 
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
@@ -177,34 +158,25 @@ class Launcher:
             ptrs = pointers([])
             # the elementwise tiled order counts rows of tiles, not elements
             units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
-            if threads == 1:  # the common small case: no closures, no pool
-                call(ptrs, MODE_FULL, 0, units, 0, nred, 0, 1, tile)
+            if threads == 1:  # the common small case: one call, no table
+                c = np.array([MODE_FULL, 0, units, 0, nred, 0, 1, nout, tile], np.int64)
+                fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
                 return
             # more chunks than threads, taken in turn: a thread slowed by another
             # process takes fewer, instead of the whole kernel waiting for its half
             parts = min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
-            chunks = _chunks(units, parts, align)
-            taken = itertools.count()
-
-            def worker() -> None:
-                while (i := next(taken)) < len(chunks):
-                    call(ptrs, MODE_FULL, *chunks[i], 0, nred, 0, 1, tile)
-            self._parallel([worker] * min(threads, len(chunks)))
+            run(ptrs, _table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, tile], 1,
+                             _chunks(units, parts, align)))
             return
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
         partial = [np.empty(len(ranges) * nout, d.np) for d in Accumulator(red).partial_dtypes]
         ptrs = pointers(partial)
         n = len(ranges)
-        taken = itertools.count()
-
-        def worker() -> None:
-            while (p := next(taken)) < n:
-                call(ptrs, MODE_PARTIAL, 0, nout, *ranges[p], p, n, tile)
-        self._parallel([worker] * min(threads, n))
-        call(ptrs, MODE_FINAL, 0, nout, 0, nred, 0, n, 0)
+        table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, tile], 3, ranges)
+        table[:, 5] = np.arange(n)
+        run(ptrs, table)
+        c = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
+        fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
 
     def shutdown(self) -> None:
-        with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
+        self.pool.shutdown()

@@ -1,0 +1,157 @@
+"""The native thread pool: every control block runs exactly once, whatever
+the chunk count, the spin setting, sleeping workers or concurrent launches.
+
+The kernel here is a real JIT-compiled function with the kernels' C
+signature: it adds 1 to out[start:end) (ctl[1], ctl[2]) of the buffer at
+ptrs[0], so a chunk run twice, or never, shows in the counts."""
+import ctypes
+import threading
+import time
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from llvmlite import ir
+
+from cpu_backend import CPUBackend
+from cpu_backend.threadpool import MAX_CHUNKS, ThreadPool
+from cpu_backend_helpers import contiguous_kernel, reduce_kernel, run_flat, run_reduce
+from scheduler.dtypes import float64
+from ir_strategies import binop
+
+I64 = ir.IntType(64)
+PTR = ir.IntType(8).as_pointer()
+
+
+@pytest.fixture(scope="module")
+def bump():
+    """(ctypes function, address) of `for i in [ctl[1], ctl[2]): out[i] += 1`."""
+    mod = ir.Module("bump")
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "bump")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ptrs = b.bitcast(fn.args[1], I64.as_pointer().as_pointer())
+    out = b.load(ptrs)
+    ctl = b.bitcast(fn.args[2], I64.as_pointer())
+    start, end = (b.load(b.gep(ctl, [ir.Constant(I64, i)])) for i in (1, 2))
+    head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    i.add_incoming(start, entry)
+    b.cbranch(b.icmp_signed("<", i, end), body, done)
+    b.position_at_end(body)
+    p = b.gep(out, [i])
+    b.store(b.add(b.load(p), ir.Constant(I64, 1)), p)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(jit=True)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(mod)), tm)
+    engine.finalize_object()
+    addr = engine.get_function_address("bump")
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p)
+    yield proto(addr), addr, engine
+
+
+def launch(pool: ThreadPool, bump, counts: np.ndarray, chunks: int) -> None:
+    fn, addr, _ = bump
+    edges = np.linspace(0, len(counts), chunks + 1).astype(np.int64)
+    table = np.zeros((chunks, 9), np.int64)
+    table[:, 1], table[:, 2] = edges[:-1], edges[1:]
+    ptrs = np.array([counts.ctypes.data], np.uintp)
+    pool.run(fn, addr, 0, ptrs.ctypes.data, 0, table)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("spin", [0, 1, 10_000])
+def test_every_chunk_runs_exactly_once(bump, threads, spin):
+    pool = ThreadPool(threads, spin=spin)
+    counts = np.zeros(50_000, np.int64)
+    rng = np.random.default_rng(0)
+    rounds = 300
+    for r in range(rounds):
+        launch(pool, bump, counts, int(rng.integers(1, 64)))
+        if r % 50 == 0:
+            time.sleep(0.002)  # long enough for spinning workers to go to sleep
+    pool.shutdown()
+    assert (counts == rounds).all()
+
+
+def test_sleeping_workers_wake_for_the_next_launch(bump):
+    pool = ThreadPool(2, spin=1)
+    counts = np.zeros(1000, np.int64)
+    launch(pool, bump, counts, 8)
+    deadline = time.monotonic() + 5
+    while pool._sleepers != 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert pool._sleepers == 1  # the worker went back to Python and sleeps
+    launch(pool, bump, counts, 8)
+    pool.shutdown()
+    assert (counts == 2).all()
+
+
+def test_launches_from_several_python_threads(bump):
+    """A launch that finds the pool busy runs its chunks on its own thread."""
+    pool = ThreadPool(2)
+    arrays = [np.zeros(20_000, np.int64) for _ in range(4)]
+
+    def user(counts):
+        for _ in range(200):
+            launch(pool, bump, counts, 16)
+    ts = [threading.Thread(target=user, args=(a,)) for a in arrays]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    pool.shutdown()
+    for a in arrays:
+        assert (a == 200).all()
+
+
+def test_shutdown_then_run_restarts_the_workers(bump):
+    pool = ThreadPool(2)
+    counts = np.zeros(1000, np.int64)
+    launch(pool, bump, counts, 4)
+    pool.shutdown()
+    assert not pool._threads
+    launch(pool, bump, counts, 4)
+    assert len(pool._threads) == 1
+    pool.shutdown()
+    assert (counts == 2).all()
+
+
+def test_chunk_count_is_checked(bump):
+    pool = ThreadPool(2)
+    with pytest.raises(ValueError, match=f"1 to {MAX_CHUNKS} chunks, got {MAX_CHUNKS + 1}"):
+        launch(pool, bump, np.zeros(MAX_CHUNKS + 1, np.int64), MAX_CHUNKS + 1)
+    pool.shutdown()
+
+
+def test_kernels_from_several_python_threads_agree_with_the_interpreter():
+    """Real reduction and elementwise kernels through one backend's pool,
+    from four Python threads at once."""
+    backend = CPUBackend(num_threads=2)
+    rng = np.random.default_rng(3)
+    data = [rng.integers(-20, 21, 600_000).astype(np.float64) / 4 for _ in range(4)]
+    k_sum = reduce_kernel("sum", float64)
+    k_ew = contiguous_kernel(lambda x: binop("mul", x, x), [float64], float64)
+    failures = []
+
+    def user(x):
+        for _ in range(10):
+            for ours, ref in (run_reduce(k_sum, (1, len(x)), x, backend),
+                              run_flat(k_ew, [x], backend)):
+                if not all(np.array_equal(a, b) for a, b in zip(ours, ref)):
+                    failures.append((ours, ref))
+    ts = [threading.Thread(target=user, args=(x,)) for x in data]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    backend.launcher.shutdown()
+    assert not failures
