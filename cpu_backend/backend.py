@@ -6,6 +6,7 @@ Glue only: support checks, the JIT (jit.py), argument packing
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced
 from scheduler.ops import REDUCTIONS, operand_error
 
 from .jit import JIT, Compiled
-from .launch import Launcher, choose_tile
+from .launch import Launcher, Split, choose_tile
 from .pack import LaunchPlan
 from .lowering import EMITTERS
 
@@ -47,6 +48,7 @@ class CPUBackend:
         self.launcher = Launcher(num_threads)
         self.loop_order = loop_order
         self._supported: dict[int, tuple[Kernel, tuple[bool, str]]] = {}
+        self._prepared: dict[int, _Prepared] = {}
 
     @property
     def jit(self) -> JIT:
@@ -93,10 +95,6 @@ class CPUBackend:
             inputs: list[np.ndarray | None], outputs: list[np.ndarray]) -> None:
         if not isinstance(compiled, Compiled):
             compiled, _ = self.compile(kernel)
-        shape = tuple(int(n) for n in launch.shape)
-        red = kernel.reduce
-        if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
-            raise ValueError(f"zero-size reduction with {red.op}, which has no identity")
         plan = compiled.plan
         if plan is None:
             plan = compiled.plan = LaunchPlan.of(kernel)
@@ -113,15 +111,37 @@ class CPUBackend:
             if y.dtype != t or not y.flags.c_contiguous or not y.flags.writeable:
                 raise TypeError(f"output {i} must be a writable contiguous {t} array")
             bufs.append(y)
+        prepared = self._prepare(compiled, kernel, launch)
+        if prepared.split is None:
+            return
         if compiled.alias_inputs:  # an in-place write? then the variant that vectorizes it
             y = bufs[-1]
             for i in compiled.alias_inputs:
                 if _same_memory(bufs[i], y):
                     compiled = self.jit.in_place_variant(compiled, i)
                     break
-        args, scalars = plan.pack(launch)
+        self.launcher.launch(compiled, prepared.split, prepared.args, prepared.scalars, bufs)
+
+    def _prepare(self, compiled: Compiled, kernel: Kernel, launch: Launch) -> "_Prepared":
+        """Packed arguments, loop order and thread split of one Launch object.
+
+        A cached schedule runs the same Launch objects again, so this is
+        remembered per object (held, so its id cannot be reused meanwhile)."""
+        hit = self._prepared.get(id(launch))
+        if hit is not None and hit.launch is launch and hit.kernel is kernel:
+            return hit
+        shape = tuple(int(n) for n in launch.shape)
+        red = kernel.reduce
+        if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
+            raise ValueError(f"zero-size reduction with {red.op}, which has no identity")
+        args, scalars = compiled.plan.pack(launch)
         tile = choose_tile(kernel, launch, self.loop_order)
-        self.launcher.launch(compiled, kernel, shape, args, scalars, bufs, tile)
+        split = self.launcher.split(kernel, shape, compiled.in_order, tile)
+        p = _Prepared(launch, kernel, args, scalars, split)
+        if len(self._prepared) >= 1024:
+            self._prepared.pop(next(iter(self._prepared)))
+        self._prepared[id(launch)] = p
+        return p
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)
@@ -145,6 +165,15 @@ class CPUBackend:
         in_order = any(o.pos is not None for o in kernel.outputs)
         threads = self.launcher.threads if full >= (1 << 16) and not in_order else 1
         return 5000.0 + (nbytes / 8.0 + per_elem * full) / threads
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    launch: Launch
+    kernel: Kernel
+    args: np.ndarray      # packed sizes, strides, offsets (read-only to kernels)
+    scalars: np.ndarray
+    split: Split | None   # None: an empty launch, nothing to run
 
 
 def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -124,6 +125,21 @@ def _table(row: list[int], col: int, ranges: list[tuple[int, int]]) -> np.ndarra
     return t
 
 
+@dataclass(frozen=True)
+class Split:
+    """How one launch shape runs: made once per (kernel, launch), reused by
+    every run of a cached schedule. The blocks are read-only to kernels."""
+    table: np.ndarray                  # control blocks, one per chunk (rows of CTL)
+    partials: tuple[tuple[np.dtype, int], ...] = ()  # (dtype, size) of partial buffers
+    final: np.ndarray | None = None    # the fold of the partials (reduce-range split)
+    n_partial: int = 0                 # partial-buffer pointer slots the kernel has
+
+    def __post_init__(self) -> None:  # the addresses a launch passes, looked up once
+        object.__setattr__(self, "address", _addr(self.table))
+        object.__setattr__(self, "final_address", None if self.final is None else
+                           _addr(self.final))
+
+
 class Launcher:
     """Owns the thread pool; one per backend instance."""
 
@@ -131,52 +147,49 @@ class Launcher:
         self.threads = threads if threads else default_threads()
         self.pool = ThreadPool(self.threads)
 
-    def launch(self, compiled: Compiled, kernel: Kernel, shape: tuple[int, ...],
-               args: np.ndarray, scalars: np.ndarray, buffers: list[np.ndarray | None],
-               tile: int = 0) -> None:
+    def split(self, kernel: Kernel, shape: tuple[int, ...], in_order: bool,
+              tile: int = 0) -> Split | None:
+        """The control blocks for `shape`; None when there is nothing to run."""
         nout = math.prod(shape[: kernel.n_out])
         red = kernel.reduce
         nred = math.prod(shape[kernel.n_out:]) if red is not None else 1
         if nout == 0:
-            return
-        fn = compiled.fn
-        a_ptr, s_ptr = _addr(args), _addr(scalars)
-        n_partial = len(Accumulator(red).partial_dtypes) if red is not None else 0
-        addrs = [0 if x is None else _addr(x) for x in buffers]
-
-        def pointers(extra: list[np.ndarray]) -> np.ndarray:
-            p = addrs + [_addr(x) for x in extra]
-            return np.array(p + [0] * (len(buffers) + n_partial - len(p)), np.uintp)
-
-        def run(ptrs: np.ndarray, table: np.ndarray) -> None:
-            self.pool.run(fn, compiled.address, a_ptr, _addr(ptrs), s_ptr, table)
-
+            return None
+        acc = Accumulator(red).partial_dtypes if red is not None else []
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
-        threads = self.threads if work >= SMALL and not compiled.in_order else 1
+        threads = self.threads if work >= SMALL and not in_order else 1
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
-            ptrs = pointers([])
             # the elementwise tiled order counts rows of tiles, not elements
             units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
-            if threads == 1:  # the common small case: one call, no table
-                c = np.array([MODE_FULL, 0, units, 0, nred, 0, 1, nout, tile], np.int64)
-                fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
-                return
             # more chunks than threads, taken in turn: a thread slowed by another
             # process takes fewer, instead of the whole kernel waiting for its half
-            parts = min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
-            run(ptrs, _table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, tile], 1,
-                             _chunks(units, parts, align)))
-            return
+            parts = 1 if threads == 1 else \
+                min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
+            return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, tile], 1,
+                                _chunks(units, parts, align)), n_partial=len(acc))
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
-        partial = [np.empty(len(ranges) * nout, d.np) for d in Accumulator(red).partial_dtypes]
-        ptrs = pointers(partial)
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, tile], 3, ranges)
         table[:, 5] = np.arange(n)
-        run(ptrs, table)
-        c = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
-        fn(a_ptr, _addr(ptrs), _addr(c), s_ptr)
+        final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
+        return Split(table, tuple((d.np, n * nout) for d in acc), final, len(acc))
+
+    def launch(self, compiled: Compiled, split: Split, args: np.ndarray, scalars: np.ndarray,
+               buffers: list[np.ndarray | None]) -> None:
+        fn = compiled.fn
+        a_ptr, s_ptr = _addr(args), _addr(scalars)
+        addrs = [0 if x is None else _addr(x) for x in buffers]
+        partial = [np.empty(size, d) for d, size in split.partials]
+        addrs += [_addr(x) for x in partial] if partial else [0] * split.n_partial
+        ptrs = np.array(addrs, np.uintp)
+        p_ptr = _addr(ptrs)
+        if len(split.table) == 1:  # the common small case: no pool
+            fn(a_ptr, p_ptr, split.address, s_ptr)
+        else:
+            self.pool.run(fn, compiled.address, a_ptr, p_ptr, s_ptr, split.table)
+        if split.final is not None:
+            fn(a_ptr, p_ptr, split.final_address, s_ptr)
 
     def shutdown(self) -> None:
         self.pool.shutdown()

@@ -8,7 +8,8 @@ codegen.CTL) and every thread, the caller included, takes chunks from it
 in native code with an atomic add, calling the kernel's entry point
 directly, without the GIL. Between launches the workers spin for a while
 (SPIN, about 0.3 ms) so that back-to-back kernels start at once, then
-return to Python and sleep on a condition variable until the next launch.
+sleep in the kernel (a Linux futex on the generation) until the next
+launch wakes them: a worker never needs the GIL, not even to wake up.
 
 The shared state is one int64 array (`_S_*` slots). Its `word` packs the
 launch generation (bits 32-63), the chunk count n (16-31) and the next
@@ -18,12 +19,15 @@ of a launch whose fields are not fully written. The fields of a launch
 are read only after a valid claim (idx < n), and the caller rewrites them
 only after every claimed chunk reported `done`: no stale read is possible.
 A launch that finds the pool busy (another Python thread is launching)
-runs all its chunks on the calling thread instead of waiting.
+runs all its chunks on the calling thread instead of waiting. Where there
+is no futex (not Linux), every launch runs on the calling thread.
 """
 from __future__ import annotations
 
 import atexit
 import ctypes
+import platform
+import sys
 import threading
 import weakref
 
@@ -36,8 +40,14 @@ MAX_CHUNKS = 1 << 12      # n and idx share 16 bits each; idx may pass n by the 
 SPIN = 10_000             # worker polls (each a `pause`, ~28 ns here) before it sleeps: ~0.3 ms
 JOIN_SPIN = 2_000         # the caller's polls for the last chunks before it yields its core
 
-_S_WORD, _S_DONE, _S_FN, _S_ARGS, _S_PTRS, _S_SCALARS, _S_CTL, _S_STOP = 0, 8, 16, 17, 18, 19, 20, 21
-_S_SIZE = 24
+_S_WORD, _S_DONE, _S_SLEEPERS = 0, 8, 16  # each on its own cache line
+_S_FN, _S_ARGS, _S_PTRS, _S_SCALARS, _S_CTL, _S_STOP = 24, 25, 26, 27, 28, 29
+_S_SIZE = 32
+
+# futex(2): the syscall number per Linux architecture; private wait/wake ops
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine()) \
+    if sys.platform.startswith("linux") else None
+_FUTEX_WAIT, _FUTEX_WAKE = 128, 129
 
 _I64, _I32, _I8P = ir.IntType(64), ir.IntType(32), ir.IntType(8).as_pointer()
 _KERNEL = ir.FunctionType(ir.VoidType(), [_I8P] * 4)
@@ -48,6 +58,10 @@ def _slot(b: ir.IRBuilder, state: ir.Value, i: int) -> ir.Value:
 
 
 def _pause(b: ir.IRBuilder) -> None:
+    """The spin-wait hint (x86 `pause`): saves power and frees the core's
+    other hardware thread; elsewhere the poll loop simply has none."""
+    if not llvm.get_process_triple().startswith(("x86_64", "i686", "i386")):
+        return
     fn = b.module.globals.get("llvm.x86.sse2.pause") or \
         ir.Function(b.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
     b.call(fn, [])
@@ -89,15 +103,24 @@ def _module() -> ir.Module:
     claims = _claims(mod)
     sptr = _I64.as_pointer()
     yield_ = ir.Function(mod, ir.FunctionType(_I32, []), "sched_yield")
+    syscall = ir.Function(mod, ir.FunctionType(_I64, [_I64], var_arg=True), "syscall")
 
-    # i64 post(state, n): publish the launch whose fields the caller has written
+    # i64 post(state, n): publish the launch whose fields the caller has
+    # written, and wake the workers that sleep
     post = ir.Function(mod, ir.FunctionType(_I64, [sptr, _I64]), "lazy_pool_post")
     state, n = post.args
-    b = ir.IRBuilder(post.append_basic_block("entry"))
+    entry, wake, out = (post.append_basic_block(x) for x in ("entry", "wake", "out"))
+    b = ir.IRBuilder(entry)
     b.store_atomic(ir.Constant(_I64, 0), _slot(b, state, _S_DONE), "seq_cst", 8)
     gen = b.add(b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 32)), ir.Constant(_I64, 1))
     word = b.or_(b.shl(gen, ir.Constant(_I64, 32)), b.shl(n, ir.Constant(_I64, 16)))
     b.store_atomic(word, _slot(b, state, _S_WORD), "seq_cst", 8)
+    sleepers = b.load_atomic(_slot(b, state, _S_SLEEPERS), "seq_cst", 8)
+    b.cbranch(b.icmp_unsigned("!=", sleepers, ir.Constant(_I64, 0)), wake, out)
+    b.position_at_end(wake)
+    _futex(b, syscall, state, _FUTEX_WAKE, ir.Constant(_I64, 2 ** 31 - 1))
+    b.branch(out)
+    b.position_at_end(out)
     b.ret(gen)
 
     # void join(state, n): take chunks, then wait until all n are done
@@ -125,13 +148,13 @@ def _module() -> ir.Module:
     b.position_at_end(out)
     b.ret_void()
 
-    # i64 worker(state, seen, spins): serve launches until `spins` polls see
-    # none; returns the last generation served, or -1 once the pool stops
+    # i64 worker(state, seen, spins): serve launches until the pool stops
+    # (returns -1); after `spins` polls without a launch, sleep on the futex
     work = ir.Function(mod, ir.FunctionType(_I64, [sptr, _I64, _I64]), "lazy_pool_worker")
     state, seen0, spins = work.args
-    entry, poll, new, serve, idle, stop, out = (work.append_basic_block(x) for x in
-                                                ("entry", "poll", "new", "serve", "idle", "stop",
-                                                 "out"))
+    entry, poll, new, serve, idle, spin, sleep, wait, woke, stop = (
+        work.append_basic_block(x) for x in
+        ("entry", "poll", "new", "serve", "idle", "spin", "sleep", "wait", "woke", "stop"))
     b = ir.IRBuilder(entry)
     b.branch(poll)
     b.position_at_end(poll)
@@ -150,15 +173,40 @@ def _module() -> ir.Module:
     b.branch(poll)
     b.position_at_end(idle)
     nxt = b.add(count, ir.Constant(_I64, 1))
-    seen.add_incoming(seen, idle)
-    count.add_incoming(nxt, idle)
+    b.cbranch(b.icmp_unsigned("<", nxt, spins), spin, sleep)
+    b.position_at_end(spin)
     _pause(b)
-    b.cbranch(b.icmp_unsigned("<", nxt, spins), poll, out)
+    seen.add_incoming(seen, spin)
+    count.add_incoming(nxt, spin)
+    b.branch(poll)
+    # count as a sleeper, then look again: a launch posted in between either
+    # sees the count (and wakes us) or is seen here; the futex itself only
+    # sleeps while the generation is still `seen`
+    b.position_at_end(sleep)
+    one = ir.Constant(_I64, 1)
+    b.atomic_rmw("add", _slot(b, state, _S_SLEEPERS), one, "seq_cst")
+    again = b.lshr(b.load_atomic(_slot(b, state, _S_WORD), "seq_cst", 8), ir.Constant(_I64, 32))
+    b.cbranch(b.icmp_unsigned("==", again, seen), wait, woke)
+    b.position_at_end(wait)
+    _futex(b, syscall, state, _FUTEX_WAIT, b.and_(seen, ir.Constant(_I64, 0xFFFFFFFF)))
+    b.branch(woke)
+    b.position_at_end(woke)
+    b.atomic_rmw("sub", _slot(b, state, _S_SLEEPERS), one, "seq_cst")
+    seen.add_incoming(seen, woke)
+    count.add_incoming(ir.Constant(_I64, 0), woke)
+    b.branch(poll)
     b.position_at_end(stop)
     b.ret(ir.Constant(_I64, -1))
-    b.position_at_end(out)
-    b.ret(seen)
     return mod
+
+
+def _futex(b: ir.IRBuilder, syscall: ir.Function, state: ir.Value, op: int,
+           value: ir.Value) -> None:
+    """futex(op) on the generation: the high 32-bit half of the word."""
+    gen_half = b.add(b.ptrtoint(_slot(b, state, _S_WORD), _I64), ir.Constant(_I64, 4))
+    zero = ir.Constant(_I64, 0)
+    b.call(syscall, [ir.Constant(_I64, _SYS_FUTEX), gen_half, ir.Constant(_I64, op), value,
+                     zero, zero, zero])
 
 
 class _Native:
@@ -204,8 +252,6 @@ class ThreadPool:
         self._state = raw[skip: skip + _S_SIZE]
         self._addr = self._state.ctypes.data
         self._busy = threading.Lock()     # one launch at a time owns the state
-        self._wake = threading.Condition()
-        self._sleepers = 0
         self._threads: list[threading.Thread] = []
         self._table: np.ndarray | None = None  # keeps the running launch's blocks alive
 
@@ -222,15 +268,12 @@ class ThreadPool:
         return int(self._state[_S_WORD]) >> 32
 
     def _serve(self, seen: int) -> None:
-        while True:
-            seen = self._native.worker(self._addr, seen, self.spin)
-            if seen < 0:
-                return
-            with self._wake:  # the caller notifies under this lock: no lost wake-up
-                self._sleepers += 1
-                while self._generation() == seen and not self._state[_S_STOP]:
-                    self._wake.wait()
-                self._sleepers -= 1
+        self._native.worker(self._addr, seen, self.spin)  # returns when the pool stops
+
+    @property
+    def sleepers(self) -> int:
+        """Workers asleep on the futex now (tests)."""
+        return int(self._state[_S_SLEEPERS])
 
     def run(self, fn, address: int, args: int, ptrs: int, scalars: int,
             table: np.ndarray) -> None:
@@ -240,7 +283,8 @@ class ThreadPool:
         n = len(table)
         if not 0 < n <= MAX_CHUNKS:
             raise ValueError(f"a launch needs 1 to {MAX_CHUNKS} chunks, got {n}")
-        if self.threads == 1 or n == 1 or not self._busy.acquire(blocking=False):
+        if self.threads == 1 or n == 1 or _SYS_FUTEX is None or \
+                not self._busy.acquire(blocking=False):
             base = table.ctypes.data
             for i in range(n):
                 fn(args, ptrs, base + 8 * CTL_LEN * i, scalars)
@@ -253,9 +297,6 @@ class ThreadPool:
             s[_S_CTL] = table.ctypes.data
             self._table = table
             self._native.post(self._addr, n)
-            with self._wake:  # a worker checks the generation under this lock
-                if self._sleepers:
-                    self._wake.notify_all()
             self._native.join(self._addr, n)
             self._table = None
         finally:
@@ -268,8 +309,6 @@ class ThreadPool:
                 return
             self._state[_S_STOP] = 1
             self._native.post(self._addr, 0)
-            with self._wake:
-                self._wake.notify_all()
             for t in self._threads:
                 t.join()
             self._threads = []

@@ -105,7 +105,7 @@ class Log:
             if rec.backend == "copy":
                 c.transfers += 1
                 c.transfer_bytes += rec.nbytes
-        self._emit(rec.line())
+        self._emit(rec)
 
     def add_sync(self, rec: SyncRecord) -> None:
         with self._lock:
@@ -116,7 +116,7 @@ class Log:
             self.counters.implicit_syncs += rec.cause.startswith("implicit")
             self.counters.auto_syncs += rec.cause.startswith("auto")
             self.counters.schedule_hits += rec.schedule == "hit"
-        self._emit(rec.line())
+        self._emit(rec)
 
     def note(self, text: str) -> None:
         """Record a one-off finding (such as which device is the default, and why)."""
@@ -125,9 +125,17 @@ class Log:
                 self.notes.append(text)
         self._emit(f"[lazy] {text}")
 
-    def _emit(self, line: str) -> None:
-        logger.info(line)
-        if config.log_to_stderr:
+    def _emit(self, rec: KernelRecord | SyncRecord | str) -> None:
+        """To the "lazy" logger and LAZY_LOG's stderr; the line is formatted
+        only when one of them takes it (a sync's own cost, on every sync)."""
+        to_logger = logger.isEnabledFor(logging.INFO)
+        to_stderr = config.log_to_stderr
+        if not (to_logger or to_stderr):
+            return
+        line = rec if isinstance(rec, str) else rec.line()
+        if to_logger:
+            logger.info(line)
+        if to_stderr:
             print(line, file=sys.stderr)
 
     # -- reading ---------------------------------------------------------

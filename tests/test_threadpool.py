@@ -87,9 +87,9 @@ def test_sleeping_workers_wake_for_the_next_launch(bump):
     counts = np.zeros(1000, np.int64)
     launch(pool, bump, counts, 8)
     deadline = time.monotonic() + 5
-    while pool._sleepers != 1 and time.monotonic() < deadline:
+    while pool.sleepers != 1 and time.monotonic() < deadline:
         time.sleep(0.001)
-    assert pool._sleepers == 1  # the worker went back to Python and sleeps
+    assert pool.sleepers == 1  # the worker sleeps on the futex
     launch(pool, bump, counts, 8)
     pool.shutdown()
     assert (counts == 2).all()
