@@ -203,6 +203,17 @@ def test_native_composition_is_one_fused_kernel(fresh_log):
                                - np.hypot(a, 2.0), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name, x", [
+    ("expm1", [704.0, 709.7, -745.0, 1e-300]),   # (u - 1) * x overflowed before dividing
+    ("sinh", [-709.0, 704.0, 1e-300]),
+    ("log1p", [1e300, 1e307, 1.7e308, -1e-300]),  # log(u) * x overflowed likewise
+])
+def test_compositions_near_the_float_range_end(name, x):
+    a = np.array(x)
+    np.testing.assert_allclose(getattr(lnp, name)(lnp.asarray(a)).numpy(), getattr(np, name)(a),
+                               rtol=1e-13)
+
+
 finite = hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=6),
                     elements=st.floats(-1e6, 1e6, allow_nan=False, width=64))
 

@@ -54,21 +54,23 @@ def _odd(x: Tensor, magnitude: Tensor) -> Tensor:
 
 
 def expm1(x: object, /) -> Tensor:
-    """exp(x) - 1 without cancellation: (u - 1) * x / log(u) for u = exp(x) (Kahan)."""
+    """exp(x) - 1 without cancellation: (u - 1) * (x / log(u)) for u = exp(x)
+    (Kahan; x / log(u) first, so a result near the largest float cannot overflow)."""
     t = _float(x)
     u = _ap("exp", t)
     um1 = _ap("sub", u, 1.0)
-    out = _ap("truediv", _ap("mul", um1, t), _ap("log", u))
+    out = _ap("mul", um1, _ap("truediv", t, _ap("log", u)))
     out = _where(_ap("eq", um1, -1.0), -1.0, out)
     out = _where(_ap("eq", u, 1.0), t, out)
     return _where(_ap("eq", u, np.inf), np.inf, out)
 
 
 def log1p(x: object, /) -> Tensor:
-    """log(1 + x) without cancellation: log(u) * x / (u - 1) for u = 1 + x (Goldberg)."""
+    """log(1 + x) without cancellation: log(u) * (x / (u - 1)) for u = 1 + x
+    (Goldberg; the ratio first, so a huge x cannot overflow the product)."""
     t = _float(x)
     u = _ap("add", t, 1.0)
-    out = _ap("truediv", _ap("mul", _ap("log", u), t), _ap("sub", u, 1.0))
+    out = _ap("mul", _ap("log", u), _ap("truediv", t, _ap("sub", u, 1.0)))
     out = _where(_ap("eq", u, 1.0), t, out)
     return _where(_ap("eq", u, np.inf), np.inf, out)
 
