@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -207,6 +206,18 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
     return outs, info, (time.perf_counter() - t) * 1e3, reason
 
 
+def _once(fn: Callable[[], set[int]]) -> Callable[[], set[int]]:
+    """fn's value, computed on the first call (`lru_cache` costs a wrapper
+    object per sync, and most syncs never ask)."""
+    memo: list[set[int]] = []
+
+    def get() -> set[int]:
+        if not memo:
+            memo.append(fn())
+        return memo[0]
+    return get
+
+
 def realize(targets: list[Buffer], cause: str, where: str,
             held: Callable[[], set[int]] = frozenset) -> SyncRecord:
     """Compute every pending buffer in `targets` (and what they need).
@@ -217,7 +228,7 @@ def realize(targets: list[Buffer], cause: str, where: str,
     """
     t0 = time.perf_counter()
     sched = plan(targets)
-    held = lru_cache(maxsize=1)(held)  # computed once per sync, if at all
+    held = _once(held)  # computed once per sync, if at all
     sync_id = log.new_sync_id()
     done = 0
     try:
