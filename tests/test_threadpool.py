@@ -155,3 +155,21 @@ def test_kernels_from_several_python_threads_agree_with_the_interpreter():
         t.join()
     backend.launcher.shutdown()
     assert not failures
+
+
+def _child_sum(x):
+    import lazy
+    return float(lazy.asarray(x).sum().numpy())
+
+
+def test_a_forked_child_runs_parallel_kernels():
+    """After fork the child has the state but not the worker threads: its
+    launches must still finish (on its own thread) instead of waiting."""
+    import multiprocessing as mp
+
+    import lazy
+    x = np.arange(1 << 20, dtype=np.float64)
+    assert float(lazy.asarray(x).sum().numpy()) == x.sum()  # the parent's pool is running
+    with mp.get_context("fork").Pool(1) as p:
+        got = p.apply_async(_child_sum, (x,)).get(timeout=60)
+    assert got == x.sum()
