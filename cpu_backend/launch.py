@@ -32,7 +32,7 @@ from .jit import Compiled
 from .loops import ew_tile_eligible, ew_tile_units
 from .reduce_loops import tile_eligible
 from .reduction import Accumulator
-from .threadpool import ThreadPool
+from .threadpool import MAX_CHUNKS, ThreadPool
 
 SMALL = 1 << 16          # below this much work a kernel runs on the calling thread
 CHUNKS_PER_THREAD = 4    # out-range splits are dealt out in this many chunks per thread
@@ -62,8 +62,9 @@ def default_threads() -> int:
 
 
 def _chunks(n: int, parts: int, align: int = ALIGN) -> list[tuple[int, int]]:
-    """Split [0, n) into at most `parts` non-empty ranges on `align` boundaries."""
-    step = -(-n // parts)
+    """Split [0, n) into at most `parts` (and MAX_CHUNKS) non-empty ranges on
+    `align` boundaries."""
+    step = -(-n // min(parts, MAX_CHUNKS))
     step = -(-step // align) * align if step > align else step
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 

@@ -173,3 +173,14 @@ def test_a_forked_child_runs_parallel_kernels():
     with mp.get_context("fork").Pool(1) as p:
         got = p.apply_async(_child_sum, (x,)).get(timeout=60)
     assert got == x.sum()
+
+
+def test_more_threads_than_chunk_slots():
+    """LAZY_NUM_THREADS beyond MAX_CHUNKS / CHUNKS_PER_THREAD: the split is capped."""
+    from cpu_backend.launch import CHUNKS_PER_THREAD, Launcher
+    threads = MAX_CHUNKS // CHUNKS_PER_THREAD + 1
+    split = Launcher(threads).split(reduce_kernel("sum", float64), (1, 1 << 26), False)
+    assert len(split.table) <= MAX_CHUNKS
+    split = Launcher(threads).split(contiguous_kernel(lambda x: x, [float64], float64),
+                                    (1 << 30,), False)
+    assert len(split.table) <= MAX_CHUNKS
