@@ -202,7 +202,9 @@ def _module() -> ir.Module:
 
 def _futex(b: ir.IRBuilder, syscall: ir.Function, state: ir.Value, op: int,
            value: ir.Value) -> None:
-    """futex(op) on the generation: the high 32-bit half of the word."""
+    """futex(op) on the generation: the high 32-bit half of the word, at byte
+    offset 4 on the little-endian machines _SYS_FUTEX lists. glibc's
+    `syscall` reads every argument as a long, so all are passed as i64."""
     gen_half = b.add(b.ptrtoint(_slot(b, state, _S_WORD), _I64), ir.Constant(_I64, 4))
     zero = ir.Constant(_I64, 0)
     b.call(syscall, [ir.Constant(_I64, _SYS_FUTEX), gen_half, ir.Constant(_I64, op), value,
