@@ -20,7 +20,9 @@ from .graph import Buffer, host_view
 from .inplace import can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .pool import pool
-from .schedule_cache import cache as schedule_cache, graph_key, instantiate, templatize
+from .replay import Choice, Replay, replay_of, replays
+from .schedule_cache import (Template, buffer_at, cache as schedule_cache, graph_key, instantiate,
+                             templatize)
 from .small_work import small_work
 from .lowering import Step, lower
 from .passes import fold_constants, gather, merge_duplicates, rewrite_softmax
@@ -39,20 +41,32 @@ class Schedule:
     aliases: list[tuple[Buffer, Buffer]] = field(default_factory=list)  # (requested dup, first)
     cached: bool = False  # the plan came from the schedule cache
     rewritten: int = 0    # graph rewrites (passes.rewrite_softmax)
+    template: Template | None = None  # the cached form of this plan
 
 
 def plan(targets: list[Buffer]) -> Schedule:
     """Passes, fusion and lowering; a graph with a known structure reuses its plan."""
+    return _plan(targets, *_lookup(targets))
+
+
+def _lookup(targets: list[Buffer]) -> tuple[list[Buffer], tuple, list[Buffer],
+                                           Template | None, int]:
+    """(gathered graph, its key, its realized inputs, the cached template or
+    None, graph rewrites made)."""
     order = gather(targets)
     rewritten = rewrite_softmax(order, {id(t) for t in targets})
     if rewritten:  # the rewritten graph is what is keyed, cached and planned
         order = gather(targets)
     key, externals = graph_key(order, targets)
-    template = schedule_cache.get(key)
+    return order, key, externals, schedule_cache.get(key), rewritten
+
+
+def _plan(targets: list[Buffer], order: list[Buffer], key: tuple, externals: list[Buffer],
+          template: Template | None, rewritten: int) -> Schedule:
     if template is not None:
         steps, aliases = instantiate(template, order, externals)
         return Schedule(steps, template.nodes, template.merged, template.folded, aliases, True,
-                        rewritten)
+                        rewritten, template)
     kept, alias = merge_duplicates(order)
     folded = fold_constants(kept)
     requested = {id(alias.get(id(t), t)) for t in targets}
@@ -62,9 +76,10 @@ def plan(targets: list[Buffer]) -> Schedule:
     # separately must not share storage (writes through one would show in the other).
     aliases = [(t, alias[id(t)]) for t in targets if id(t) in alias]
     merged = len(order) - len(kept)
-    schedule_cache.put(key, templatize(steps, aliases, order, externals, len(order), merged,
-                                       folded))
-    return Schedule(steps, len(order), merged, folded, aliases, rewritten=rewritten)
+    template = templatize(steps, aliases, order, externals, len(order), merged, folded)
+    schedule_cache.put(key, template)
+    return Schedule(steps, len(order), merged, folded, aliases, rewritten=rewritten,
+                    template=template)
 
 
 def _nbytes(step: Step) -> int:
@@ -135,7 +150,9 @@ def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, flo
 
 
 def _run_step(step: Step, sync_id: int, cause: str, where: str,
-              held: Callable[[], set[int]]) -> None:
+              held: Callable[[], set[int]]) -> Choice | None:
+    """Run one step and log it; returns what was chosen for a kernel step
+    (replay.py keeps it), None for the others."""
     root = step.group.root
     device = root.device
     if step.kernel is None:  # extern: a transfer or a library call
@@ -161,28 +178,37 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         root.node = None
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
                                     reason, "-", 0.0, run_ms, nbytes))
-        return
+        return None
     fused = step.core_input is not None  # a matmul with its prologue/epilogue kernels
     backend, reason = choose(step.kernel, device, None if fused else step.launch)
+    compiled = None
     if fused:
         outs, info, run_ms = _run_matmul(step, backend)
         reason, name = fused_reason(step.prologue is not None, reason), "blas+" + backend.name
     else:
-        outs, info, run_ms, reason = _run_kernel(step, backend, reason, held)
+        outs, info, run_ms, reason, compiled = _run_kernel(step, backend, reason, held)
         name = backend.name
     if reason.startswith("small work"):
         small_work.pay(step.kernel, run_ms)
-    for b, arr in zip(step.outputs, outs):
-        b.array, b.node = arr, None
-        if device == "cpu" and step.base is None:
-            pool.recycle_when_dead(b, arr)
+    _finish(step.outputs, outs, device == "cpu" and step.base is None)
     cache = info.cache + (f" ({info.new})" if info.new else "")
+    nbytes = _nbytes(step)
     log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
-                                name, reason, cache, info.ms, run_ms, _nbytes(step)))
+                                name, reason, cache, info.ms, run_ms, nbytes))
+    return None if fused else Choice(backend, reason, compiled, nbytes)
+
+
+def _finish(bufs: list[Buffer], arrays: list, recycle: bool) -> None:
+    """The buffers now hold their values; CPU memory goes back to the pool
+    when its buffer dies."""
+    for b, arr in zip(bufs, arrays):
+        b.array, b.node = arr, None
+        if recycle:
+            pool.recycle_when_dead(b, arr)
 
 
 def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
-                ) -> tuple[list, CompileInfo, float, str]:
+                ) -> tuple[list, CompileInfo, float, str, object]:
     """Allocate (or pick the write target), compile and run one kernel."""
     device = step.group.root.device
     if step.base is not None:
@@ -193,7 +219,7 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
     else:
         outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
-        return outs, CompileInfo("-", 0.0), 0.0, reason
+        return outs, CompileInfo("-", 0.0), 0.0, reason, None
     compiled, info = backend.compile(step.kernel)
     if info.cache.startswith("miss") and backend.name == "llvm":
         small_work.observe_compile(info.ms)
@@ -203,7 +229,7 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
     if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
         from cuda_backend import synchronize
         synchronize()
-    return outs, info, (time.perf_counter() - t) * 1e3, reason
+    return outs, info, (time.perf_counter() - t) * 1e3, reason, compiled
 
 
 def _once(fn: Callable[[], set[int]]) -> Callable[[], set[int]]:
@@ -227,20 +253,23 @@ def realize(targets: list[Buffer], cause: str, where: str,
     called only when a write runs (it walks every live tensor).
     """
     t0 = time.perf_counter()
-    sched = plan(targets)
+    order, key, externals, template, rewritten = _lookup(targets)
+    replay = replays.get(template) if template is not None else None
+    if replay is not None:
+        return _replay(replay, (order, externals), template, rewritten, cause, where, t0)
+    sched = _plan(targets, order, key, externals, template, rewritten)
     held = _once(held)  # computed once per sync, if at all
     sync_id = log.new_sync_id()
     done = 0
+    choices = []
     try:
         for step in sched.steps:
             try:
-                _run_step(step, sync_id, cause, where, held)
+                choices.append(_run_step(step, sync_id, cause, where, held))
             except FallbackError:
                 raise
             except Exception as e:
-                built = ", ".join(sorted({op.split("@", 1)[1] for op in step.ops}))
-                raise KernelError(f"kernel {step.name} failed: {type(e).__name__}: {e} "
-                                  f"(ops built at {built})") from e
+                raise _kernel_error(step.name, step.ops, e) from e
             done += 1
             step.group.members.clear()  # release inlined nodes: they no longer read anything
             if step.prologue is not None:
@@ -253,4 +282,43 @@ def realize(targets: list[Buffer], cause: str, where: str,
                          (time.perf_counter() - t0) * 1e3, sched.merged, sched.folded,
                          "hit" if sched.cached else "miss", sched.rewritten)
         log.add_sync(rec)
+    found = replay_of(sched.template, sched.steps, choices)
+    if found is not None:
+        replays.put(sched.template, found)
     return rec
+
+
+def _replay(replay: Replay, bufs: tuple[list[Buffer], list[Buffer]], template: Template,
+            rewritten: int, cause: str, where: str, t0: float) -> SyncRecord:
+    """Run a schedule that ran in full before: its kernels, bound to this
+    graph's buffers, logged as the full path logs them (replay.py)."""
+    sync_id = log.new_sync_id()
+    done = 0
+    try:
+        for rs in replay.steps:
+            c = rs.choice
+            outputs = [buffer_at(r, bufs) for r in rs.outputs]
+            try:
+                outs = [_allocate(c.backend, b) for b in outputs]
+                ins = [None if r is None else buffer_at(r, bufs).array for r in rs.inputs]
+                t = time.perf_counter()
+                c.backend.run(c.compiled, rs.kernel, rs.launch, ins,
+                              [outs[i] for i in rs.out_index])
+                run_ms = (time.perf_counter() - t) * 1e3
+            except Exception as e:
+                raise _kernel_error(rs.name, rs.ops, e) from e
+            _finish(outputs, outs, True)
+            log.add_kernel(KernelRecord(sync_id, cause, where, rs.name, rs.ops, "cpu",
+                                        c.backend.name, c.reason, "hit", 0.0, run_ms, c.nbytes))
+            done += 1
+    finally:
+        rec = SyncRecord(sync_id, cause, where, template.nodes, done,
+                         (time.perf_counter() - t0) * 1e3, template.merged, template.folded,
+                         "hit", rewritten)
+        log.add_sync(rec)
+    return rec
+
+
+def _kernel_error(name: str, ops: tuple[str, ...], e: Exception) -> KernelError:
+    built = ", ".join(sorted({op.split("@", 1)[1] for op in ops}))
+    return KernelError(f"kernel {name} failed: {type(e).__name__}: {e} (ops built at {built})")

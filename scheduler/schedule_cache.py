@@ -94,7 +94,7 @@ def _ref(b: Buffer | None, index: dict[int, Ref]) -> Ref | None:
 
 
 def _template(s: Step, index: dict[int, Ref]) -> _StepTemplate:
-    # Module-level on purpose, as are _step and _buf: a nested function that
+    # Module-level on purpose, as are _step and buffer_at: a nested function that
     # calls itself is a reference cycle, which would keep this graph's buffers
     # (and their memory, which the pool recycles) alive until the next GC.
     def ref(b):
@@ -114,17 +114,18 @@ def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tu
     """(steps, aliases) of the template over this graph's buffers."""
     bufs = (order, externals)
     return ([_step(s, bufs) for s in t.steps],
-            [(_buf(d, bufs), _buf(f, bufs)) for d, f in t.aliases])
+            [(buffer_at(d, bufs), buffer_at(f, bufs)) for d, f in t.aliases])
 
 
-def _buf(r: Ref | None, bufs: tuple[list[Buffer], list[Buffer]]) -> Buffer | None:
+def buffer_at(r: Ref | None, bufs: tuple[list[Buffer], list[Buffer]]) -> Buffer | None:
+    """The buffer a template's ref names in one graph: (gathered order, externals)."""
     order, externals = bufs
     return None if r is None else (order[r] if r >= 0 else externals[-r - 1])
 
 
 def _step(s: _StepTemplate, bufs: tuple[list[Buffer], list[Buffer]]) -> Step:
     def buf(r):
-        return _buf(r, bufs)
+        return buffer_at(r, bufs)
     root = buf(s.root)
     extra = [buf(e) for e in s.extra]
     group = Group(root=root, why=s.why, kind=s.kind,
