@@ -10,6 +10,9 @@ directly, without the GIL. Between launches the workers spin for a while
 (SPIN, about 0.3 ms) so that back-to-back kernels start at once, then
 sleep in the kernel (a Linux futex on the generation) until the next
 launch wakes them: a worker never needs the GIL, not even to wake up.
+The caller, once its own chunks are done, polls briefly and then sleeps
+on `done` too, so that its core is free for a worker another process
+preempted.
 
 The shared state is one int64 array (`_S_*` slots). Its `word` packs the
 launch generation (bits 32-63), the chunk count n (16-31) and the next
@@ -38,10 +41,10 @@ from llvmlite import ir
 CTL_LEN = 9               # int64 fields per control block (codegen.CTL)
 MAX_CHUNKS = 1 << 12      # n and idx share 16 bits each; idx may pass n by the thread count
 SPIN = 10_000             # worker polls (each a `pause`, ~28 ns here) before it sleeps: ~0.3 ms
-JOIN_SPIN = 2_000         # the caller's polls for the last chunks before it yields its core
+JOIN_SPIN = 2_000         # the caller's polls for the last chunks before it sleeps: ~60 us
 
 _S_WORD, _S_DONE, _S_SLEEPERS = 0, 8, 16  # each on its own cache line
-_S_FN, _S_ARGS, _S_PTRS, _S_SCALARS, _S_CTL, _S_STOP = 24, 25, 26, 27, 28, 29
+_S_FN, _S_ARGS, _S_PTRS, _S_SCALARS, _S_CTL, _S_STOP, _S_JOINER = 24, 25, 26, 27, 28, 29, 30
 _S_SIZE = 32
 
 # futex(2): the syscall number per Linux architecture; private wait/wake ops
@@ -49,7 +52,7 @@ _SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine()) \
     if sys.platform.startswith("linux") else None
 _FUTEX_WAIT, _FUTEX_WAKE = 128, 129
 
-_I64, _I32, _I8P = ir.IntType(64), ir.IntType(32), ir.IntType(8).as_pointer()
+_I64, _I8P = ir.IntType(64), ir.IntType(8).as_pointer()
 _KERNEL = ir.FunctionType(ir.VoidType(), [_I8P] * 4)
 
 
@@ -67,9 +70,10 @@ def _pause(b: ir.IRBuilder) -> None:
     b.call(fn, [])
 
 
-def _claims(mod: ir.Module) -> ir.Function:
+def _claims(mod: ir.Module, syscall: ir.Function) -> ir.Function:
     """i64 claims(i64* state): run chunks until a claim fails; returns that
-    claim's generation (every chunk of it is taken)."""
+    claim's generation (every chunk of it is taken). After each chunk, a
+    caller asleep in join is woken to count again."""
     fn = ir.Function(mod, ir.FunctionType(_I64, [_I64.as_pointer()]), "lazy_pool_claims")
     fn.linkage = "internal"
     state = fn.args[0]
@@ -88,6 +92,11 @@ def _claims(mod: ir.Module) -> ir.Function:
     kernel = b.inttoptr(b.load(_slot(b, state, _S_FN)), _KERNEL.as_pointer())
     b.call(kernel, ptr + [b.inttoptr(ctl, _I8P), scalars])
     b.atomic_rmw("add", _slot(b, state, _S_DONE), ir.Constant(_I64, 1), "seq_cst")
+    joiner = b.load_atomic(_slot(b, state, _S_JOINER), "seq_cst", 8)
+    wake = fn.append_basic_block("wake")
+    b.cbranch(b.icmp_unsigned("!=", joiner, ir.Constant(_I64, 0)), wake, loop)
+    b.position_at_end(wake)
+    _futex(b, syscall, _slot(b, state, _S_DONE), 0, _FUTEX_WAKE, ir.Constant(_I64, 1))
     b.branch(loop)
     b.position_at_end(out)
     b.ret(b.lshr(w, ir.Constant(_I64, 32)))
@@ -100,10 +109,9 @@ def _load_word(b: ir.IRBuilder, state: ir.Value, slot: int) -> ir.Value:
 
 def _module() -> ir.Module:
     mod = ir.Module("lazy_threadpool")
-    claims = _claims(mod)
-    sptr = _I64.as_pointer()
-    yield_ = ir.Function(mod, ir.FunctionType(_I32, []), "sched_yield")
     syscall = ir.Function(mod, ir.FunctionType(_I64, [_I64], var_arg=True), "syscall")
+    claims = _claims(mod, syscall)
+    sptr = _I64.as_pointer()
 
     # i64 post(state, n): publish the launch whose fields the caller has
     # written, and wake the workers that sleep
@@ -118,16 +126,18 @@ def _module() -> ir.Module:
     sleepers = b.load_atomic(_slot(b, state, _S_SLEEPERS), "seq_cst", 8)
     b.cbranch(b.icmp_unsigned("!=", sleepers, ir.Constant(_I64, 0)), wake, out)
     b.position_at_end(wake)
-    _futex(b, syscall, state, _FUTEX_WAKE, ir.Constant(_I64, 2 ** 31 - 1))
+    _futex(b, syscall, _slot(b, state, _S_WORD), 4, _FUTEX_WAKE, ir.Constant(_I64, 2 ** 31 - 1))
     b.branch(out)
     b.position_at_end(out)
     b.ret(gen)
 
-    # void join(state, n): take chunks, then wait until all n are done
+    # void join(state, n): take chunks, then wait until all n are done:
+    # poll, then sleep on `done` (an idle core lets the scheduler move a
+    # worker that another process preempted mid-chunk onto it)
     join = ir.Function(mod, ir.FunctionType(ir.VoidType(), [sptr, _I64]), "lazy_pool_join")
     state, n = join.args
-    entry, wait, spin, give, out = (join.append_basic_block(x) for x in
-                                    ("entry", "wait", "spin", "yield", "out"))
+    entry, wait, spin, sleep, nap, out = (join.append_basic_block(x) for x in
+                                          ("entry", "wait", "spin", "sleep", "nap", "out"))
     b = ir.IRBuilder(entry)
     b.call(claims, [state])
     b.branch(wait)
@@ -139,13 +149,21 @@ def _module() -> ir.Module:
     b.position_at_end(spin)
     nxt = b.add(count, ir.Constant(_I64, 1))
     count.add_incoming(nxt, spin)
-    count.add_incoming(nxt, give)
+    count.add_incoming(nxt, nap)
     _pause(b)
-    b.cbranch(b.icmp_unsigned("<", count, ir.Constant(_I64, JOIN_SPIN)), wait, give)
-    b.position_at_end(give)  # a worker was preempted mid-chunk: let it have this core
-    b.call(yield_, [])
+    b.cbranch(b.icmp_unsigned("<", count, ir.Constant(_I64, JOIN_SPIN)), wait, sleep)
+    # say we sleep, then look again: a chunk finishing in between either
+    # sees the flag (and wakes us) or is seen here
+    b.position_at_end(sleep)
+    b.store_atomic(ir.Constant(_I64, 1), _slot(b, state, _S_JOINER), "seq_cst", 8)
+    again = b.load_atomic(_slot(b, state, _S_DONE), "seq_cst", 8)
+    b.cbranch(b.icmp_unsigned(">=", again, n), out, nap)
+    b.position_at_end(nap)
+    _futex(b, syscall, _slot(b, state, _S_DONE), 0, _FUTEX_WAIT,
+           b.and_(again, ir.Constant(_I64, 0xFFFFFFFF)))
     b.branch(wait)
     b.position_at_end(out)
+    b.store_atomic(ir.Constant(_I64, 0), _slot(b, state, _S_JOINER), "seq_cst", 8)
     b.ret_void()
 
     # i64 worker(state, seen, spins): serve launches until the pool stops
@@ -188,7 +206,8 @@ def _module() -> ir.Module:
     again = b.lshr(b.load_atomic(_slot(b, state, _S_WORD), "seq_cst", 8), ir.Constant(_I64, 32))
     b.cbranch(b.icmp_unsigned("==", again, seen), wait, woke)
     b.position_at_end(wait)
-    _futex(b, syscall, state, _FUTEX_WAIT, b.and_(seen, ir.Constant(_I64, 0xFFFFFFFF)))
+    _futex(b, syscall, _slot(b, state, _S_WORD), 4, _FUTEX_WAIT,
+           b.and_(seen, ir.Constant(_I64, 0xFFFFFFFF)))
     b.branch(woke)
     b.position_at_end(woke)
     b.atomic_rmw("sub", _slot(b, state, _S_SLEEPERS), one, "seq_cst")
@@ -200,14 +219,15 @@ def _module() -> ir.Module:
     return mod
 
 
-def _futex(b: ir.IRBuilder, syscall: ir.Function, state: ir.Value, op: int,
+def _futex(b: ir.IRBuilder, syscall: ir.Function, slot: ir.Value, offset: int, op: int,
            value: ir.Value) -> None:
-    """futex(op) on the generation: the high 32-bit half of the word, at byte
-    offset 4 on the little-endian machines _SYS_FUTEX lists. glibc's
-    `syscall` reads every argument as a long, so all are passed as i64."""
-    gen_half = b.add(b.ptrtoint(_slot(b, state, _S_WORD), _I64), ir.Constant(_I64, 4))
+    """futex(op) on the 32-bit half of a state slot at byte `offset`: 4 is
+    the word's generation, 0 the low half of `done`, on the little-endian
+    machines _SYS_FUTEX lists. glibc's `syscall` reads every argument as a
+    long, so all are passed as i64."""
+    addr = b.add(b.ptrtoint(slot, _I64), ir.Constant(_I64, offset))
     zero = ir.Constant(_I64, 0)
-    b.call(syscall, [ir.Constant(_I64, _SYS_FUTEX), gen_half, ir.Constant(_I64, op), value,
+    b.call(syscall, [ir.Constant(_I64, _SYS_FUTEX), addr, ir.Constant(_I64, op), value,
                      zero, zero, zero])
 
 

@@ -184,3 +184,26 @@ def test_more_threads_than_chunk_slots():
     split = Launcher(threads).split(contiguous_kernel(lambda x: x, [float64], float64),
                                     (1 << 30,), False)
     assert len(split.table) <= MAX_CHUNKS
+
+
+def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
+    """Uneven chunks: the thread with the short one polls past JOIN_SPIN,
+    then sleeps on `done` until the long one finishes (a lost wake-up would
+    hang here, so the launches run on a watched thread)."""
+    fn, addr, _ = bump
+    pool = ThreadPool(2)
+    counts = np.zeros(3_000_000, np.int64)
+    table = np.zeros((2, 9), np.int64)
+    table[0, 1:3] = 0, 10
+    table[1, 1:3] = 10, len(counts)
+    ptrs = np.array([counts.ctypes.data], np.uintp)
+    finished = threading.Event()
+
+    def launches():
+        for _ in range(30):
+            pool.run(fn, addr, 0, ptrs.ctypes.data, 0, table)
+        finished.set()
+    threading.Thread(target=launches, daemon=True).start()
+    assert finished.wait(120), "a launch never returned: the waiting caller was not woken"
+    pool.shutdown()
+    assert (counts == 30).all()
