@@ -1,8 +1,10 @@
 """Sync: plan the pending graph into kernels and run them, logging each.
 
 `plan` is pure scheduling (passes, fusion, lowering) and backs both
-`realize` and `lazy.explain`. A failing kernel leaves every buffer it did
-not finish pending, with its graph intact, so nothing else is lost.
+`realize` and `lazy.explain`. A schedule that ran in full before and is
+only plain CPU kernels is replayed instead (replay.py: same kernels, same
+log, less Python). A failing kernel leaves every buffer it did not finish
+pending, with its graph intact, so nothing else is lost.
 """
 from __future__ import annotations
 
