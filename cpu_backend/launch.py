@@ -147,6 +147,7 @@ class Launcher:
     def __init__(self, threads: int | None = None):
         self.threads = threads if threads else default_threads()
         self.pool = ThreadPool(self.threads)
+        self.pool.prepare()
 
     def split(self, kernel: Kernel, shape: tuple[int, ...], in_order: bool,
               tile: int = 0) -> Split | None:

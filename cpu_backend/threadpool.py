@@ -256,7 +256,8 @@ _NATIVE_LOCK = threading.Lock()
 _POOLS: weakref.WeakSet = weakref.WeakSet()
 
 
-def _native() -> _Native:
+def native() -> _Native:
+    """The dispatch functions, compiled on first use."""
     global _NATIVE
     with _NATIVE_LOCK:
         if _NATIVE is None:
@@ -278,13 +279,19 @@ class ThreadPool:
         self._table: np.ndarray | None = None  # keeps the running launch's blocks alive
 
     def _start(self) -> None:
-        self._native = _native()
+        self._native = native()
         seen = self._generation()
         self._threads = [threading.Thread(target=self._serve, args=(seen,), name=f"lazy-cpu-{i}",
                                           daemon=True) for i in range(self.threads - 1)]
         for t in self._threads:
             t.start()
         _POOLS.add(self)
+
+    def prepare(self) -> None:
+        """Compile the dispatch loop now (~15 ms, once per process), so that it
+        is not counted in the first parallel kernel's logged run time."""
+        if self.threads > 1 and _SYS_FUTEX is not None:
+            native()
 
     def _generation(self) -> int:
         return int(self._state[_S_WORD]) >> 32

@@ -207,3 +207,11 @@ def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
     assert finished.wait(120), "a launch never returned: the waiting caller was not woken"
     pool.shutdown()
     assert (counts == 30).all()
+
+
+def test_the_dispatch_loop_is_compiled_with_the_backend_not_in_a_kernel():
+    """Its one-time compile must not land in the first parallel kernel's
+    logged run time: a backend with threads has it ready."""
+    import cpu_backend.threadpool as tp
+    CPUBackend(num_threads=2)
+    assert tp._NATIVE is not None
