@@ -209,9 +209,12 @@ def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
     assert (counts == 30).all()
 
 
-def test_the_dispatch_loop_is_compiled_with_the_backend_not_in_a_kernel():
+def test_the_dispatch_loop_is_compiled_with_the_backend_not_in_a_kernel(monkeypatch):
     """Its one-time compile must not land in the first parallel kernel's
     logged run time: a backend with threads has it ready."""
     import cpu_backend.threadpool as tp
+    monkeypatch.setattr(tp, "_NATIVE", None)
+    CPUBackend(num_threads=1)
+    assert tp._NATIVE is None      # one thread never needs it
     CPUBackend(num_threads=2)
     assert tp._NATIVE is not None
