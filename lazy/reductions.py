@@ -6,6 +6,7 @@ axes is a view. Both `axis`/`dim` and `keepdims`/`keepdim` are accepted.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from scheduler.dtypes import DType, bool_, float_result
 from scheduler.ops import REDUCTIONS
@@ -18,18 +19,23 @@ _NAMES = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "arg
 
 
 def _axes(t: Tensor, axis, op: str) -> tuple[int, ...]:
+    return _axes_of(t.shape, axis, op)
+
+
+def _axes_of(shape: tuple[int, ...], axis, op: str) -> tuple[int, ...]:
     """Reduced axes, sorted; () for a 0-d tensor (dim 0 or -1 names its one value)."""
+    ndim = len(shape)
     if axis is None:
-        return tuple(range(t.ndim))
+        return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
         if op in ("argmax", "argmin"):
             raise TypeError(f"{op} takes a single int axis or None, got {axis!r}")
-        axes = tuple(normalize_dim(a, t.ndim, "axis") for a in axis)
+        axes = tuple(normalize_dim(a, ndim, "axis") for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {axis!r}")
-        return tuple(sorted(axes)) if t.ndim else ()
-    d = normalize_dim(axis, t.ndim, "axis")
-    return (d,) if t.ndim else ()
+        return tuple(sorted(axes)) if ndim else ()
+    d = normalize_dim(axis, ndim, "axis")
+    return (d,) if ndim else ()
 
 
 def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
@@ -41,14 +47,58 @@ def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
 def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
            keepdim: bool = False, dtype: DType | None = None) -> Tensor:
     """`dtype`: the result dtype when not the op's own (softmax keeps logsumexp
-    in its float64 accumulator for float32 data)."""
+    in its float64 accumulator for float32 data).
+
+    The per-op hot path: a plain reduction's checks and shapes come from
+    `_plan`'s cache, keyed by everything they depend on (as elementwise.apply).
+    """
+    try:
+        plan = _plan(op, axis, dim, keepdim or keepdims, dtype, t._view.shape,
+                     t._storage.buf.dtype)
+    except TypeError:  # an unhashable axis (a list): the general path checks it
+        plan = None
+    if plan is None:
+        return _reduce(t, op, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
+    axes, out_dtype, kshape, view = plan
+    out = runtime.make("reduce", ((t._buf, t._view),), (op, axes), out_dtype, kshape, t.device)
+    return out if view is None else out._as(view)
+
+
+@lru_cache(maxsize=4096)
+def _plan(op: str, axis, dim, keep: bool, dtype: DType | None, shape: tuple[int, ...],
+          src: DType) -> tuple | None:
+    """(reduced axes, result dtype, keepdim shape, the view that drops the
+    axes or None) of a reduction that is one plain node; None for the
+    others (any/all cast first, nothing to reduce, argmax/argmin of all
+    axes flatten first), which take `_reduce` every time. Errors are raised
+    (never cached) by the same checks as `_reduce`."""
+    if op in ("any", "all"):
+        return None
+    axis, keep = _options(axis, dim, keep, False)
+    axes = _axes_of(shape, axis, op)
+    if not axes or (op in ("argmax", "argmin") and axis is None and len(shape) > 1):
+        return None
+    red = REDUCTIONS[op]
+    _check_identity(op, red, shape, axes, axis)
+    kshape = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    view = None if keep else View.contiguous(tuple(n for d, n in enumerate(shape)
+                                                   if d not in axes))
+    return axes, dtype or red.result_dtype(src), kshape, view
+
+
+def _check_identity(op: str, red, shape: tuple[int, ...], axes: tuple[int, ...], axis) -> None:
+    if red.identity is None and any(shape[a] == 0 for a in axes):
+        raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has "
+                         f"no identity (shape {shape}, axis {axis})")
+
+
+def _reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
+            keepdim: bool = False, dtype: DType | None = None) -> Tensor:
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, op)
     red = REDUCTIONS[op]
     out_dtype = dtype or red.result_dtype(t.dtype)
-    if red.identity is None and any(t.shape[a] == 0 for a in axes):
-        raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has "
-                         f"no identity (shape {t.shape}, axis {axis})")
+    _check_identity(op, red, t.shape, axes, axis)
     src = elementwise.cast(t, bool_) if op in ("any", "all") else t
     if not axes:  # nothing to reduce: NumPy gives the values in the result dtype
         if op in ("argmax", "argmin"):

@@ -217,3 +217,24 @@ def test_var_and_std_methods_follow_numpy(axis, ddof):
     np.testing.assert_allclose(x.var(axis, ddof=ddof).numpy(), xn.var(axis, ddof=ddof))
     np.testing.assert_allclose(x.std(axis, ddof=ddof, keepdims=True).numpy(),
                                xn.std(axis, ddof=ddof, keepdims=True))
+
+
+def test_cached_build_plans_depend_on_every_argument():
+    """reductions._plan caches per (op, axis, dim, keepdims, dtype, shape, src
+    dtype): each variant still gets its own shape, dtype and checks."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = lazy.asarray(a)
+    for _ in range(2):  # the second round is served from the cache
+        assert t.sum(axis=1).shape == (3,)
+        assert t.sum(axis=1, keepdims=True).shape == (3, 1)
+        assert t.sum(dim=0).shape == (4,)
+        assert t.sum(axis=(0, 1)).shape == ()
+        assert t.sum(axis=[0, 1]).shape == ()   # a list: the uncached path
+        assert lazy.asarray(a.astype(np.int32)).sum(axis=1).dtype == lazy.int64
+        np.testing.assert_array_equal(t.max(axis=0).numpy(), a.max(axis=0))
+        with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+            lazy.zeros((3, 0)).max(axis=1)       # same op and axis, another shape: checked
+        with pytest.raises(TypeError, match="either axis or dim"):
+            t.sum(axis=0, dim=1)
+        with pytest.raises(IndexError):
+            t.sum(axis=2)
