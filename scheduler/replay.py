@@ -17,13 +17,11 @@ state (memory recycling) is still decided per run, as on the full path.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from .lowering import Step
-from .schedule_cache import Ref, Template
+from .schedule_cache import Ref, ScheduleCache, Template
 
 
 @dataclass(frozen=True)
@@ -84,26 +82,25 @@ def replay_of(template: Template, steps: list[Step],
 
 
 class Replays:
-    """A bounded map from templates (by identity) to their replays."""
+    """Replays by template identity, in a bounded LRU map like the schedule
+    cache's (the entry holds its template, so the id stays its own)."""
 
     def __init__(self, size: int = 256):
-        self.size = size
-        self._map: OrderedDict[int, tuple[Template, Replay]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._map = ScheduleCache(size)
 
     def get(self, template: Template) -> Replay | None:
         hit = self._map.get(id(template))
         return hit[1] if hit is not None and hit[0] is template else None
 
     def put(self, template: Template, replay: Replay) -> None:
-        with self._lock:
-            self._map[id(template)] = (template, replay)
-            while len(self._map) > self.size:
-                self._map.popitem(last=False)
+        self._map.put(id(template), (template, replay))
 
     def clear(self) -> None:
-        with self._lock:
-            self._map.clear()
+        self._map.clear()
+
+    def entries(self) -> list[Replay]:
+        """The replays held now (tests)."""
+        return [r for _, r in self._map.values()]
 
 
 replays = Replays()

@@ -171,5 +171,9 @@ class ScheduleCache:
         with self._lock:
             self._map.clear()
 
+    def values(self) -> list:
+        with self._lock:
+            return list(self._map.values())
+
 
 cache = ScheduleCache()
