@@ -66,14 +66,17 @@ def _shape(shape: tuple) -> tuple[int, ...]:
     return shape
 
 
-def _dtype_of_value(value: object, dtype: object | None) -> DType:
+def dtype_of_value(value: object, dtype: object | None,
+                   floating: DType = DEFAULT_FLOAT) -> DType:
+    """The dtype a fill value gets: `dtype` if given, else bool, int64 or
+    `floating` (lazy's PyTorch-like float32; lazy.numpy passes float64)."""
     if dtype is not None:
         return as_dtype(dtype)
     if isinstance(value, (bool, np.bool_)):
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
-    return DEFAULT_FLOAT
+    return floating
 
 
 def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
@@ -97,7 +100,7 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
 
 def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:
     shape = _shape((shape,) if isinstance(shape, int) else tuple(shape))
-    d = _dtype_of_value(fill_value, dtype)
+    d = dtype_of_value(fill_value, dtype)
     value = np.asarray(fill_value, dtype=d.np).item()
     return runtime.make("const", (), value, d, shape, resolve_device(device))
 

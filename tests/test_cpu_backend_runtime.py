@@ -15,7 +15,7 @@ from cpu_backend.jit import JIT
 from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64
 from scheduler.kernel_ir import (Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
                                  Reduced, Scalar, postorder)
-from scheduler.ops import ELEMENTWISE, REDUCTIONS
+from scheduler.ops import REDUCTIONS
 from scheduler.view import View
 
 from cpu_backend_helpers import (BE, BE_TILED, assert_same, contiguous_kernel, reduce_kernel,
@@ -25,11 +25,6 @@ from ir_strategies import binop, unop  # noqa: E402
 # NumPy warns about NaN/overflow casts inside the reference; that is expected here.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "asin", "acos",
-                  "atan", "atan2",
-                  "philox_normal_f32", "philox_normal_f64"}  # Box-Muller: log, sin, cos
-EXACT_OPS = sorted(set(ELEMENTWISE) - TRANSCENDENTAL)
-SMOOTH_OPS = ["add", "sub", "mul", "maximum", "minimum", "neg", "abs", "copy"]
 
 
 # -- compile cache ---------------------------------------------------------------------------

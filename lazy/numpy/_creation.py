@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from scheduler.dtypes import DType, as_dtype, bool_, float64, int64
+from scheduler.dtypes import DType, as_dtype, float64, int64
 
 from .. import creation, elementwise
 from ..tensor import Tensor
@@ -19,16 +19,15 @@ from ._helpers import host_array, tensor
 
 
 def _default(value: object, dtype: object) -> DType:
-    """NumPy's dtype for a Python fill value: bool, int64 or float64."""
-    if dtype is not None:
-        return as_dtype(dtype)
-    if isinstance(value, (bool, np.bool_)):
-        return bool_
-    if isinstance(value, (int, np.integer)):
-        return int64
-    if isinstance(value, (float, np.floating)):
-        return as_dtype(np.asarray(value).dtype) if isinstance(value, np.floating) else float64
-    raise TypeError(f"fill value must be a bool, int or float, got {type(value).__name__}")
+    """NumPy's dtype for a fill value: bool, int64, float64, or a NumPy float
+    scalar's own."""
+    if dtype is None:
+        if isinstance(value, np.floating):
+            return as_dtype(value.dtype)
+        if not isinstance(value, (bool, int, float, np.bool_, np.integer)):
+            raise TypeError(f"fill value must be a bool, int or float, "
+                            f"got {type(value).__name__}")
+    return creation.dtype_of_value(value, dtype, float64)
 
 
 def _shape(shape: object) -> tuple[int, ...]:
