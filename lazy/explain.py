@@ -76,7 +76,8 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
                 backend, reason, source = "none", str(e), ""
             if step.core_input is not None:  # scheduler/matmul_fusion.py
                 backend = f"blas+{backend}"
-                reason = fused_reason(step.prologue is not None, reason)
+                reason = fused_reason(step.a_prologue is not None, step.b_prologue is not None,
+                                      reason)
         out.kernels.append(PlannedKernel(step.name, backend, reason, step.group.why,
                                          step.ops, source))
     return out

@@ -36,7 +36,8 @@ class Step:
     base: Buffer | None = None  # writes: the old version the output starts from
     out_index: tuple[int, ...] = (0,)  # kernel output i writes outputs[out_index[i]]
     params: tuple[tuple[int, Buffer], ...] = ()  # (scalar slot, `param` node it reads)
-    prologue: "Step | None" = None  # matmul epilogue steps: the kernel computing a's panels
+    a_prologue: "Step | None" = None  # matmul epilogue steps: the kernel computing a's panels
+    b_prologue: "Step | None" = None  # matmul epilogue steps: the kernel computing all of b
     core_input: int | None = None   # matmul epilogue steps: the input that is the product
 
 
@@ -271,9 +272,10 @@ def lower(group: Group, name_index: int) -> Step:
                 ops, base, tuple(s[3] for s in specs), tuple(b.params))
     if group.core is not None:  # runs with a BLAS matmul, panel by panel (matmul_fusion)
         core = group.core
-        step.prologue = lower(core.prologue, name_index) if core.prologue else None
+        step.a_prologue = lower(core.a_prologue, name_index) if core.a_prologue else None
+        step.b_prologue = lower(core.b_prologue, name_index) if core.b_prologue else None
         step.core_input = next(i for i, (buf, _, _) in enumerate(b.inputs) if buf is core.mm)
-        pro = step.prologue.ops if step.prologue else ()
+        pro = tuple(op for p in (step.a_prologue, step.b_prologue) if p for op in p.ops)
         step.ops = pro + (f"matmul@{core.mm.node.where}",) + ops
         step.name = f"m{name_index}_matmul_{label}"
     return step

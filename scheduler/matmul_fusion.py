@@ -2,12 +2,14 @@
 
 BLAS cannot run our expressions, but it can multiply a panel of rows. So a
 2-D `c = a @ b` whose only reader is one elementwise kernel (the epilogue:
-`maximum(c + bias, 0)`) and whose `a` is an elementwise expression read
-only by the matmul (the prologue: `2 * x`) run as one step: for each panel
-of rows, the prologue kernel writes that panel of `a` into a small scratch,
-BLAS multiplies it into a scratch panel of `c`, and the epilogue kernel
-reads that panel while it is still in cache and writes the result rows.
-Neither `a`'s expression nor `c` is ever written whole to memory.
+`maximum(c + bias, 0)`) and whose operands are elementwise expressions read
+only by the matmul (the prologues: `2 * x`) run as one step. `b`'s prologue
+writes all of `b` into a reused scratch first (every panel needs all of
+it); then, for each panel of rows, `a`'s prologue writes that panel of `a`
+into a small scratch, BLAS multiplies it into a scratch panel of `c`, and
+the epilogue kernel reads that panel while it is still in cache and writes
+the result rows. Neither `a`'s expression nor `c` is ever written whole to
+memory, and `b`'s only to scratch that the next sync reuses.
 
 The decisions are named functions whose reasons `lazy.explain` shows; the
 panel arithmetic (`slice_rows`) is pure and works on collapsed launches.
@@ -35,13 +37,14 @@ _scratch = threading.local()  # per thread: two threads' syncs must not share pa
 
 @dataclass
 class MatmulCore:
-    """What a fused step multiplies: a (or its prologue group) times b."""
+    """What a fused step multiplies: a times b, either computed by its prologue group."""
     mm: Buffer                  # the matmul node's buffer (never written)
     a: Buffer
     a_view: View
     b: Buffer
     b_view: View
-    prologue: Group | None = None
+    a_prologue: Group | None = None
+    b_prologue: Group | None = None
 
 
 def _readers(groups: list[Group]) -> dict[int, list[tuple[Group, View]]]:
@@ -76,18 +79,19 @@ def why_not_epilogue(mm_group: Group, readers: list[tuple[Group, View]]) -> str 
     return None
 
 
-def why_not_prologue(a: Buffer, a_view: View, readers: dict, groups_by_root: dict) -> str | None:
-    """None if `a` is an elementwise kernel of its own, read only by the matmul."""
-    g = groups_by_root.get(id(a))
+def why_not_prologue(x: Buffer, view: View, readers: dict, groups_by_root: dict) -> str | None:
+    """None if the operand `x` is an elementwise kernel of its own, read only
+    by the matmul, whole and in storage order."""
+    g = groups_by_root.get(id(x))
     if g is None or g.kind != "elementwise" or g.extra or g.why != "extern":
-        return "a is not an elementwise kernel read only by the matmul"
-    if len(readers.get(id(a), ())) != 1 or not is_trivial(a_view, a) or len(a.node.shape) != 2:
-        return "a is read through a view or by others"
+        return "not an elementwise kernel read only by the matmul"
+    if len(readers.get(id(x), ())) != 1 or not is_trivial(view, x) or len(x.node.shape) != 2:
+        return "read through a view or by others"
     return None
 
 
 def fuse_matmuls(groups: list[Group]) -> list[Group]:
-    """Fold eligible matmul kernels (and their `a` prologues) into their epilogues."""
+    """Fold eligible matmul kernels (and their operands' prologues) into their epilogues."""
     readers = _readers(groups)
     by_root = {id(g.root): g for g in groups}
     dropped: set[int] = set()
@@ -99,8 +103,11 @@ def fuse_matmuls(groups: list[Group]) -> list[Group]:
         epilogue = readers[id(mm)][0][0]
         core = MatmulCore(mm, a, av, b, bv)
         if a.pending and why_not_prologue(a, av, readers, by_root) is None:
-            core.prologue = by_root[id(a)]
-            dropped.add(id(core.prologue))
+            core.a_prologue = by_root[id(a)]
+            dropped.add(id(core.a_prologue))
+        if b.pending and why_not_prologue(b, bv, readers, by_root) is None:
+            core.b_prologue = by_root[id(b)]
+            dropped.add(id(core.b_prologue))
         epilogue.core = core
         dropped.add(id(g))
     return [g for g in groups if id(g) not in dropped]
@@ -116,11 +123,13 @@ def scratch(name: str, size: int, dtype: np.dtype) -> np.ndarray:
     return arr[:size]
 
 
-def fused_reason(prologue: bool, kernel_reason: str) -> str:
+def fused_reason(a_prologue: bool, b_prologue: bool, kernel_reason: str) -> str:
     """The log's (and explain's) reason for a fused matmul step."""
     from .backends import blas_name
+    parts = ["a's prologue"] * a_prologue + ["b's prologue"] * b_prologue + ["epilogue"]
+    fused = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
     return (f"extern matmul: NumPy's BLAS ({blas_name()}) on row panels; "
-            f"{'prologue and ' if prologue else ''}epilogue fused: {kernel_reason}")
+            f"{fused} fused: {kernel_reason}")
 
 
 def panel_rows(m: int, k: int, n: int, itemsize: int) -> int:

@@ -90,8 +90,9 @@ def _nbytes(step: Step) -> int:
     if step.core_input is not None:  # a fused matmul: the product itself is never in memory
         core = step.group.core
         reads = [b for i, b in enumerate(step.inputs) if i != step.core_input and b is not None]
-        reads += [b for b in step.prologue.inputs if b is not None] if step.prologue else [core.a]
-        return out + sum(b.size * b.dtype.itemsize for b in reads + [core.b])
+        for pro, operand in ((step.a_prologue, core.a), (step.b_prologue, core.b)):
+            reads += [b for b in pro.inputs if b is not None] if pro else [operand]
+        return out + sum(b.size * b.dtype.itemsize for b in reads)
     if step.launch is None:
         return out + sum(min(b.size, v.size) * b.dtype.itemsize
                          for b, v in step.group.root.node.srcs)
@@ -114,32 +115,42 @@ def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray,
 
 
 def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, float]:
-    """BLAS on row panels, each followed by the epilogue kernel on that panel
-    (and preceded by the prologue kernel writing that panel of a)."""
+    """`b`'s prologue kernel into a scratch b, then BLAS on row panels, each
+    followed by the epilogue kernel on that panel (and preceded by `a`'s
+    prologue kernel writing that panel of a)."""
     core = step.group.core
     (m, k), n = core.a_view.shape, core.b_view.shape[1]
     dtype = core.mm.dtype
     compiled, info = backend.compile(step.kernel)
-    pro = step.prologue
-    if pro is not None:
-        pro_compiled, pro_info = backend.compile(pro.kernel)
-        info = CompileInfo(info.cache, info.ms + pro_info.ms, info.new)
+    pro_a, pro_b = step.a_prologue, step.b_prologue
+    pro_compiled = {}
+    for pro in (pro_a, pro_b):
+        if pro is not None:
+            pro_compiled[id(pro)], pro_info = backend.compile(pro.kernel)
+            info = CompileInfo(info.cache, info.ms + pro_info.ms, info.new)
     outs = [_allocate(backend, b) for b in step.outputs]
     rows = panel_rows(m, k, n, dtype.itemsize)
-    a_panel = scratch("a", rows * k, core.a.dtype.np) if pro is not None else None
+    a_panel = scratch("a", rows * k, core.a.dtype.np) if pro_a is not None else None
     c_panel = scratch("c", rows * n, dtype.np)
-    b_host = host_view(core.b.array, core.b_view)
-    a_host = None if pro is not None else host_view(core.a.array, core.a_view)
+    a_host = None if pro_a is not None else host_view(core.a.array, core.a_view)
     ins = [None if b is None else b.array for b in step.inputs]
     ins[step.core_input] = c_panel
-    run_ms = 0.0
+    t = time.perf_counter()
+    if pro_b is not None:  # every panel multiplies by all of b: computed once, whole
+        b_host = scratch("b", k * n, core.b.dtype.np)
+        backend.run(pro_compiled[id(pro_b)], pro_b.kernel, pro_b.launch,
+                    [None if b is None else b.array for b in pro_b.inputs], [b_host])
+        b_host = b_host.reshape(k, n)
+    else:
+        b_host = host_view(core.b.array, core.b_view)
+    run_ms = (time.perf_counter() - t) * 1e3
     for r0 in range(0, m, rows):
         r1 = min(m, r0 + rows)
         t = time.perf_counter()
-        if pro is not None:
-            backend.run(pro_compiled, pro.kernel, slice_rows(pro.launch, m, r0, r1,
-                                                             shift_outputs=False),
-                        [None if b is None else b.array for b in pro.inputs], [a_panel])
+        if pro_a is not None:
+            backend.run(pro_compiled[id(pro_a)], pro_a.kernel,
+                        slice_rows(pro_a.launch, m, r0, r1, shift_outputs=False),
+                        [None if b is None else b.array for b in pro_a.inputs], [a_panel])
             a_rows = a_panel[:(r1 - r0) * k].reshape(r1 - r0, k)
         else:
             a_rows = a_host[r0:r1]
@@ -186,7 +197,8 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
     compiled = None
     if fused:
         outs, info, run_ms = _run_matmul(step, backend)
-        reason, name = fused_reason(step.prologue is not None, reason), "blas+" + backend.name
+        reason = fused_reason(step.a_prologue is not None, step.b_prologue is not None, reason)
+        name = "blas+" + backend.name
     else:
         outs, info, run_ms, reason, compiled = _run_kernel(step, backend, reason, held)
         name = backend.name
@@ -274,8 +286,9 @@ def realize(targets: list[Buffer], cause: str, where: str,
                 raise _kernel_error(step.name, step.ops, e) from e
             done += 1
             step.group.members.clear()  # release inlined nodes: they no longer read anything
-            if step.prologue is not None:
-                step.prologue.group.members.clear()
+            for pro in (step.a_prologue, step.b_prologue):
+                if pro is not None:
+                    pro.group.members.clear()
     finally:
         for dup, first in sched.aliases:
             if not first.pending and dup.pending:

@@ -67,7 +67,8 @@ class _StepTemplate:
     out_index: tuple[int, ...]
     params: tuple[tuple[int, Ref], ...]
     core: tuple | None = None       # fused matmul: (mm, a, a view, b, b view) as refs
-    prologue: "_StepTemplate | None" = None
+    a_prologue: "_StepTemplate | None" = None
+    b_prologue: "_StepTemplate | None" = None
     core_input: int | None = None
 
 
@@ -107,7 +108,8 @@ def _template(s: Step, index: dict[int, Ref]) -> _StepTemplate:
         tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
         tuple(ref(b) for b in s.group.extra), s.out_index,
         tuple((slot, ref(b)) for slot, b in s.params), core,
-        _template(s.prologue, index) if s.prologue else None, s.core_input)
+        _template(s.a_prologue, index) if s.a_prologue else None,
+        _template(s.b_prologue, index) if s.b_prologue else None, s.core_input)
 
 
 def instantiate(t: Template, order: list[Buffer], externals: list[Buffer]) -> tuple[list, list]:
@@ -137,13 +139,14 @@ def _step(s: _StepTemplate, bufs: tuple[list[Buffer], list[Buffer]]) -> Step:
         for slot, b in params:
             scalars[slot] = b.node.arg
         launch = replace(launch, scalars=scalars)
-    prologue = _step(s.prologue, bufs) if s.prologue else None
+    a_pro = _step(s.a_prologue, bufs) if s.a_prologue else None
+    b_pro = _step(s.b_prologue, bufs) if s.b_prologue else None
     if s.core is not None:
         mm, a, av, b, bv = s.core
-        group.core = MatmulCore(buf(mm), buf(a), av, buf(b), bv,
-                                prologue.group if prologue else None)
+        group.core = MatmulCore(buf(mm), buf(a), av, buf(b), bv, a_pro.group if a_pro else None,
+                                b_pro.group if b_pro else None)
     return Step(s.name, group, [root, *extra], [buf(i) for i in s.inputs], s.kernel,
-                launch, s.ops, buf(s.base), s.out_index, params, prologue, s.core_input)
+                launch, s.ops, buf(s.base), s.out_index, params, a_pro, b_pro, s.core_input)
 
 
 class ScheduleCache:

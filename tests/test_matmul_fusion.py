@@ -45,6 +45,61 @@ def test_prologue_matmul_epilogue_is_one_step(small_panels):
                                atol=1e-5)
 
 
+def test_both_prologues_matmul_epilogue_is_one_step(small_panels):
+    """`b`'s prologue runs once, whole, into scratch; `a`'s per panel."""
+    an, bn, bias = f32(10, 7), f32(7, 5), f32(5)
+    a, b = lazy.asarray(an), lazy.asarray(bn)
+    y = lazy.maximum((2 * a) @ lazy.exp(b - 1) + lazy.asarray(bias), 0)
+    lazy.sync()
+    (k,) = kernels_of_last_sync()
+    assert k.backend == "blas+llvm"
+    assert [op.split("@")[0] for op in k.ops] == ["mul", "sub", "exp", "matmul", "add", "maximum"]
+    assert "a's prologue, b's prologue and epilogue fused" in k.reason
+    assert k.nbytes == (10 * 7 + 7 * 5 + 5 + 10 * 5) * 4  # neither operand's expression counted
+    np.testing.assert_allclose(y.numpy(), np.maximum((2 * an) @ np.exp(bn - 1) + bias, 0),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_b_prologue_alone_and_its_plan_reused_with_new_data(small_panels):
+    for i in range(3):
+        an, bn = f32(9, 4), f32(4, 6)
+        y = lazy.asarray(an) @ (lazy.asarray(bn) * 3 + 1) - 2
+        lazy.sync()
+        (k,) = kernels_of_last_sync()
+        assert "b's prologue and epilogue fused" in k.reason and "a's" not in k.reason
+        assert lazy.log.syncs[-1].schedule == ("miss" if i == 0 else "hit")
+        np.testing.assert_allclose(y.numpy(), an @ (bn * 3 + 1) - 2, rtol=1e-5, atol=1e-5)
+    planned = lazy.explain(lazy.asarray(an) @ (lazy.asarray(bn) * 3 + 1) - 2).kernels
+    assert len(planned) == 1 and "b's prologue and epilogue fused" in planned[0].reason
+
+
+@pytest.mark.parametrize("case", ["kept", "read by the epilogue", "read transposed",
+                                  "same as a"])
+def test_b_prologue_that_must_exist_is_its_own_kernel(small_panels, case):
+    an, bn = f32(6, 6), f32(6, 6)
+    a, b = lazy.asarray(an), lazy.asarray(bn)
+    p = b * 2
+    if case == "kept":
+        y = a @ p + 1
+        ref = an @ (bn * 2) + 1
+    elif case == "read by the epilogue":
+        y = a @ p + p
+        ref = an @ (bn * 2) + bn * 2
+    elif case == "read transposed":
+        y = a @ p.T + 1
+        ref = an @ (bn * 2).T + 1
+        del p
+    else:
+        y = p @ p + 1
+        ref = (bn * 2) @ (bn * 2) + 1
+        del p
+    lazy.sync()
+    ks = kernels_of_last_sync()
+    assert [k.kernel.split("_")[1] for k in ks] == ["mul", "matmul"]
+    assert "b's prologue" not in ks[1].reason
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_epilogue_reads_other_operands_through_any_view(small_panels):
     """Only the product must be read in storage order; the epilogue's other
     operands (broadcast rows, a transposed matrix) are sliced per panel too."""
@@ -113,10 +168,10 @@ def test_panels_against_numpy(m, k, n, rows, dtype):
         an = (RNG.standard_normal((m, k)) * 4).astype(dtype)
         bn = (RNG.standard_normal((k, n)) * 4).astype(dtype)
         en = (RNG.standard_normal((m, n)) * 4).astype(dtype)
-        y = lazy.maximum((lazy.asarray(an) + 1) @ lazy.asarray(bn) - lazy.asarray(en), 2)
+        y = lazy.maximum((lazy.asarray(an) + 1) @ (lazy.asarray(bn) - 2) - lazy.asarray(en), 2)
         lazy.sync()
         assert [r.backend for r in kernels_of_last_sync()] == ["blas+llvm"]
-        np.testing.assert_allclose(y.numpy(), np.maximum((an + 1) @ bn - en, 2), rtol=1e-5,
-                                   atol=1e-4)
+        np.testing.assert_allclose(y.numpy(), np.maximum((an + 1) @ (bn - 2) - en, 2),
+                                   rtol=1e-5, atol=1e-4)
     finally:
         matmul_fusion.PANEL_BYTES, matmul_fusion.MIN_PANEL_ROWS = old
