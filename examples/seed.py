@@ -2,9 +2,11 @@
 
     python examples/seed.py
 
-Nothing runs while `X` and `y` are built; `lazy.sync()` fuses randn's
-Philox generator and the four user ops (x0*x0, x1*x1, *x1, +) into one
-LLVM kernel, which writes both X (the program keeps it) and y. The log then says
+Nothing runs while `X` and `y` are built; `lazy.sync()` runs two LLVM
+kernels: randn's Philox generator writes X (the program keeps it, and y
+reads it through two column views, which would cost two Philox streams per
+row in one kernel: docs/fusion.md), then the four user ops (x0*x0, x1*x1,
+*x1, +) run fused in one kernel that writes y. The log then says
 which kernel ran, on which backend and why, whether it was a compile-cache
 hit, and how long compiling and running took. Printing a tensor syncs
 implicitly; the log records that too, with its cause and file:line.
@@ -32,7 +34,7 @@ print(f"built y = X[:, 0]**2 + X[:, 1]**3 for X {tuple(X.shape)} {X.dtype} "
       f"in {t_build * 1e3:.2f} ms; kernels run by building it: {lazy.log.counters.kernels}")
 
 t0 = time.perf_counter()
-lazy.sync()                                # one fused LLVM kernel writes X and y
+lazy.sync()                                # Philox writes X; one fused kernel writes y
 t_sync = time.perf_counter() - t0
 print(f"lazy.sync() took {t_sync * 1e3:.1f} ms (first call: includes the JIT compile)")
 

@@ -18,14 +18,20 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
 - "write": a scatter (setitem, in-place op) makes a new version of a
   storage, which is always written to memory;
 - "base of a write": the version a scatter writes into must be in memory;
-- "read at computed positions": what advanced indexing gathers from.
+- "read at computed positions": what advanced indexing gathers from;
+- "random, read through N views": a `rand`/`randn` value that one
+  kernel would read at N different positions per loop element
+  (`X[:, 0]` and `X[:, 1]`) would run N Philox streams side by side in
+  every vector lane; that measured 1.2-2.5x slower than writing the
+  numbers once and loading them (docs/fusion.md, "Random numbers").
 
 A requested buffer whose readers all sit in one elementwise kernel does
 not get a kernel of its own when that kernel's reads of it tile it (each
 element read exactly once, through views that strides can express): it
 becomes an extra output of that kernel, written where it is computed
-("requested: extra output"). So `X = randn(n, 2); y = X[:, 0]**2 +
-X[:, 1]**3` is one kernel that writes both X and y.
+("requested: extra output"). So `X = exp(A); y = X[:, 0]**2 +
+X[:, 1]**3` is one kernel that writes both X and y (with `randn(n, 2)` in
+place of `exp(A)`, the random rule above applies first).
 
 Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
@@ -37,9 +43,11 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
+from .ops import RANDOM_OPS
 from .view import View, compose
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
+_RANDOM = frozenset(op for by_dtype in RANDOM_OPS.values() for op in by_dtype.values())
 
 @dataclass
 class Group:
@@ -153,9 +161,12 @@ def read_views(buf: Buffer, group: Group, users: dict) -> list[View] | None:
     read needs chained views (strides cannot say it) or there are too many.
 
     Walks from `buf` up to the kernel's root through readers that are all
-    members; without recursion.
+    members; without recursion. A reduction kernel's loop runs over the
+    reduction's input, which is where its prologue's reads start.
     """
     paths: dict[int, list[View]] = {id(group.root): [View.contiguous(group.root.node.shape)]}
+    if group.reduce is not None:
+        paths[id(group.reduce)] = [View.contiguous(group.reduce.node.srcs[0][1].shape)]
     stack = [buf]
     while stack:
         b = stack[-1]
@@ -182,6 +193,21 @@ def read_views(buf: Buffer, group: Group, users: dict) -> list[View] | None:
     return paths[id(buf)]
 
 
+def random_read_twice(buf: Buffer, group: Group, users: dict) -> str | None:
+    """Why a random op must not be computed inside `group`, or None.
+
+    Each view a kernel reads it through is its own Philox stream per loop
+    element, and two or more of them side by side overflow the vector
+    registers (docs/fusion.md, "Random numbers").
+    """
+    if buf.node.op not in _RANDOM or group.kind not in ("elementwise", "reduce"):
+        return None
+    views = read_views(buf, group, users)
+    if views is not None and len(views) < 2:
+        return None
+    return f"random, read through {len(views) if views else 'chained'} views"
+
+
 def extra_output_group(buf: Buffer, readers: list, group_of: dict, users: dict) -> Group | None:
     """The kernel that can write requested `buf` as an extra output, if any."""
     groups = {id(group_of.get(id(u))) for u, _, _ in readers}
@@ -191,6 +217,8 @@ def extra_output_group(buf: Buffer, readers: list, group_of: dict, users: dict) 
     if group is None or group.kind != "elementwise" or can_fuse(buf, group, readers) is not None:
         return None
     if any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
+        return None
+    if random_read_twice(buf, group, users) is not None:
         return None
     views = read_views(buf, group, users)
     return group if views is not None and tiles(views, buf.size) else None
@@ -219,7 +247,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
             continue  # inlined wherever it is read
         if why is None:
             group = group_of[id(readers[0][0])]
-            why = can_fuse(buf, group, readers)
+            why = can_fuse(buf, group, readers) or random_read_twice(buf, group, users)
             if why is None:
                 join(buf, group, readers)
                 group_of[id(buf)] = group

@@ -13,18 +13,53 @@ def kernels_of_last_sync():
     return [k for k in lazy.log if k.sync_id == last]
 
 
-def test_seed_expression_is_one_llvm_kernel():
-    lazy.manual_seed(0)
-    X = lazy.randn(1000, 2)  # pending: generated inside the kernel that reads it
-    y = X[:, 0] ** 2 + X[:, 1] ** 3
-    lazy.sync()
-    (k,) = kernels_of_last_sync()  # one kernel writes both X (kept) and y
-    assert k.backend == "llvm"
-    # randn's own ops (counter = iota + offset, philox), then the expression's
-    assert [op.split("@")[0] for op in k.ops] == ["add", "philox_normal_f32",
-                                                   "mul", "mul", "mul", "add"]
-    x = X.numpy()
-    np.testing.assert_allclose(y.numpy(), x[:, 0] ** 2 + x[:, 1] ** 3, rtol=1e-5, atol=1e-6)
+def test_random_read_through_two_views_is_written_first():
+    """Two views of one randn in one kernel would run two Philox streams per
+    vector lane (slower than writing it once): randn gets its own kernel,
+    kept or not, and the reader loads it."""
+    for kept in (True, False):
+        lazy.manual_seed(0)
+        X = lazy.randn(1000, 2)
+        y = X[:, 0] ** 2 + X[:, 1] ** 3
+        why = {k.name: k.fusion for k in lazy.explain(*((X, y) if kept else (y,))).kernels}
+        assert why == {"e0_add_philox_normal_f32":
+                       "requested" if kept else "random, read through 2 views",
+                       "e1_mul_add": "requested"}
+        lazy.sync(*((X, y) if kept else (y,)))
+        # randn's own ops (counter = iota + offset, philox), then the expression's
+        assert [[op.split("@")[0] for op in k.ops] for k in kernels_of_last_sync()] == [
+            ["add", "philox_normal_f32"], ["mul", "mul", "mul", "add"]]
+        lazy.manual_seed(0)
+        x = lazy.randn(1000, 2).numpy()
+        np.testing.assert_allclose(y.numpy(), x[:, 0] ** 2 + x[:, 1] ** 3, rtol=1e-5, atol=1e-6)
+
+
+def test_random_read_through_two_views_by_a_reduction_is_written_first():
+    lazy.manual_seed(2)
+    X = lazy.rand(500, 2)
+    s = (X[:, 0] * X[:, 1]).sum()
+    del X
+    assert [k.fusion for k in lazy.explain(s).kernels] == ["random, read through 2 views",
+                                                          "requested"]
+    lazy.sync(s)
+    assert [k.kernel for k in kernels_of_last_sync()] == ["e0_add_philox_uniform_f32",
+                                                          "r1_mul_sum"]
+    lazy.manual_seed(2)
+    x = lazy.rand(500, 2).numpy().astype(np.float64)
+    np.testing.assert_allclose(s.item(), (x[:, 0] * x[:, 1]).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("read", [lambda X: X * 2 + 1, lambda X: X[:, 1] ** 2 - X[:, 1],
+                                  lambda X: (X ** 2).sum(axis=1)])
+def test_random_read_through_one_view_is_computed_where_it_is_read(read):
+    lazy.manual_seed(1)
+    y = read(lazy.randn(1000, 2))
+    lazy.sync(y)
+    (k,) = kernels_of_last_sync()
+    assert "philox_normal_f32" in [op.split("@")[0] for op in k.ops]
+    lazy.manual_seed(1)
+    np.testing.assert_allclose(y.numpy(), read(lazy.randn(1000, 2).numpy()), rtol=1e-5,
+                               atol=1e-5)
 
 
 def test_elementwise_chain_fuses_through_views():
