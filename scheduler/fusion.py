@@ -198,9 +198,11 @@ def random_read_twice(buf: Buffer, group: Group, users: dict) -> str | None:
 
     Each view a kernel reads it through is its own Philox stream per loop
     element, and two or more of them side by side overflow the vector
-    registers (docs/fusion.md, "Random numbers").
+    registers (docs/fusion.md, "Random numbers"). CPU only: that is where
+    it was measured; a GPU thread has several times the registers.
     """
-    if buf.node.op not in _RANDOM or group.kind not in ("elementwise", "reduce"):
+    if buf.node.op not in _RANDOM or group.kind not in ("elementwise", "reduce") or \
+            buf.device != "cpu":
         return None
     views = read_views(buf, group, users)
     if views is not None and len(views) < 2:

@@ -235,6 +235,19 @@ def test_random_creation_on_cuda(cuda):
     assert ((host(r) >= 0) & (host(r) < 1)).all()
 
 
+def test_random_read_through_two_views_stays_in_its_reader_on_cuda(cuda):
+    """The CPU's random_read_twice rule (docs/fusion.md) is not applied on CUDA."""
+    lazy.manual_seed(4)
+    X = lazy.randn(100, 2, device="cuda")
+    y = X[:, 0] ** 2 + X[:, 1] ** 3
+    del X
+    lazy.sync()
+    assert [rec.device for rec in lazy.log] == ["cuda"]
+    lazy.manual_seed(4)
+    x = lazy.randn(100, 2, device="cpu").numpy()
+    check(y, x[:, 0] ** 2 + x[:, 1] ** 3, rtol=1e-5, atol=1e-5)
+
+
 def test_to_cuda_cpu_and_numpy_roundtrip(cuda):
     a = np.arange(24, dtype=np.float64).reshape(4, 6)
     x = lazy.asarray(a)
