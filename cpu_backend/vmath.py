@@ -6,10 +6,11 @@ has SIMD versions). exp/tanh are the Cephes algorithms (Cody-Waite reduction
 by ln 2, a polynomial or Padé form, then scaling by 2**n through the exponent
 bits), written only with ops LLVM vectorizes: about 1 ulp, with NaN, +-inf,
 overflow and subnormal results handled. log uses the atanh series. sin/cos:
-a branch-free Payne-Hanek reduction in 64-bit integer arithmetic (valid for
-every finite argument, up to 1e308) and the fdlibm kernels, computed in
-float64 (float32 rounds once at the end): within 1 ulp of NumPy for random
-bit patterns of both dtypes. pow stays a libm call.
+a branch-free exact reduction (float64: Payne-Hanek in 64-bit integer
+arithmetic, valid up to 1e308; float32: exact float64 products with pieces
+of 2/pi) and the fdlibm kernels, computed in float64 (float32 rounds once
+at the end): within 1 ulp of NumPy for random bit patterns of both dtypes.
+pow stays a libm call.
 """
 from __future__ import annotations
 
@@ -260,6 +261,13 @@ def _rem_pio2(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir.Val
     d3 = b.fmul(b.sitofp(p3, F64), _c(F64, 2.0 ** -126))
     s1, e1 = _two_sum(b, d1, d2)
     fh, fl = _two_sum(b, s1, b.fadd(e1, d3))
+    return _unreduced_if_small(b, ax, n, fh, fl)
+
+
+def _unreduced_if_small(b: ir.IRBuilder, ax: ir.Value, n: ir.Value, fh: ir.Value,
+                        fl: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(n, r_hi, r_lo) with r = f pi/2 for f = fh + fl, |f| <= 1/2; but |x| itself
+    when |x| <= pi/4 (no reduction at all: also every subnormal, zero)."""
     # r = f * pi/2 in double-double (Dekker product: no FMA needed)
     ph = b.fmul(fh, _c(F64, _PIO2_HI))
     ah, al = _split(b, fh)
@@ -268,11 +276,45 @@ def _rem_pio2(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir.Val
                  b.fmul(al, bl))
     err = b.fadd(err, b.fadd(b.fmul(fh, _c(F64, _PIO2_LO)), b.fmul(fl, _c(F64, _PIO2_HI))))
     rhi, rlo = _two_sum(b, ph, err)
-    # |x| <= pi/4: no reduction at all (also every subnormal, zero)
     small = b.fcmp_ordered("<=", ax, _c(F64, math.pi / 4))
     zero = ir.Constant(I64, 0)
     return (b.select(small, zero, n), b.select(small, ax, rhi),
             b.select(small, _c(F64, 0.0), rlo))
+
+
+def _two_over_pi_pieces(bits: int, count: int) -> list[float]:
+    """2/pi's binary digits after the point, `bits` at a time, each piece a
+    double (exact: an integer below 2**bits times a power of two)."""
+    total = 64 * (_WORDS - 1)
+    big = sum(w << (64 * (_WORDS - 2 - k)) for k, w in enumerate(_TWO_OVER_PI[1:]))
+    return [math.ldexp((big >> (total - bits * (j + 1))) & ((1 << bits) - 1), -bits * (j + 1))
+            for j in range(count)]
+
+
+# float32 |x| < 2**128 has a 24-bit mantissa, so |x| times a 28-bit piece of
+# 2/pi is exact in a double; eight pieces leave out less than 2**128 * 2**-224.
+_PIECES = _two_over_pi_pieces(28, 8)
+
+
+def _rem_pio2_f32(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """_rem_pio2 for |x| that is a float32 value: |x| 2/pi mod 4 as a sum of
+    exact products, each taken mod 4 exactly (p - 4 floor(p/4)), added in
+    double-double. Only float64 multiplies, adds and floors: no table, no
+    64-bit integer multiplies, several times cheaper than the general path."""
+    floor = intrinsic(b, "llvm.floor", F64, 1)
+    s, e = None, _c(F64, 0.0)
+    for piece in _PIECES:
+        p = b.fmul(ax, _c(F64, piece))
+        m = b.fsub(p, b.fmul(b.call(floor, [b.fmul(p, _c(F64, 0.25))]), _c(F64, 4.0)))
+        if s is None:
+            s = m
+        else:
+            s, err = _two_sum(b, s, m)
+            e = b.fadd(e, err)
+    q = b.call(intrinsic(b, "llvm.rint", F64, 1), [s])  # nearest quadrant (< 32)
+    fh, fl = _two_sum(b, b.fsub(s, q), e)
+    n = b.and_(b.fptosi(q, I64), ir.Constant(I64, 3))
+    return _unreduced_if_small(b, ax, n, fh, fl)
 
 
 _S = [1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,
@@ -306,7 +348,7 @@ def _sincos(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
     ty = x.type
     xd = b.fpext(x, F64) if ty == F32 else x
     ax = b.call(intrinsic(b, "llvm.fabs", F64, 1), [xd])
-    n, rh, rl = _rem_pio2(b, ax)
+    n, rh, rl = (_rem_pio2_f32 if ty == F32 else _rem_pio2)(b, ax)
     ks, kc = _k_sin(b, rh, rl), _k_cos(b, rh, rl)
     odd = b.trunc(n, ir.IntType(1))                      # quadrant 1 or 3: swap sin/cos
     flip = b.icmp_unsigned("!=", b.and_(n, ir.Constant(I64, 2)), ir.Constant(I64, 0))
