@@ -41,8 +41,10 @@ def const(d: DType, value: object) -> ir.Constant:
 
 
 def intrinsic(b: ir.IRBuilder, name: str, ty: ir.Type, nargs: int) -> ir.Function:
-    """Declare (once per module) an overloaded intrinsic such as llvm.exp.f32."""
-    suffix = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", I1: "i1"}[ty]
+    """Declare (once per module) an overloaded intrinsic such as llvm.exp.f32
+    (or llvm.rint.v16f64 for a vector type)."""
+    names = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", I1: "i1"}
+    suffix = f"v{ty.count}{names[ty.element]}" if isinstance(ty, ir.VectorType) else names[ty]
     full = f"{name}.{suffix}"
     mod = b.module
     fn = mod.globals.get(full)
@@ -140,13 +142,13 @@ def _log(b, d, x):
 
 
 def _sin(b, d, x):
-    from .vmath import sin
-    return sin(b, x)
+    from . import sincos32, vmath
+    return sincos32.call(b, x, True) if x.type == F32 else vmath.sin(b, x)
 
 
 def _cos(b, d, x):
-    from .vmath import cos
-    return cos(b, x)
+    from . import sincos32, vmath
+    return sincos32.call(b, x, False) if x.type == F32 else vmath.cos(b, x)
 
 
 def _tanh(b, d, x):

@@ -158,12 +158,9 @@ _ZBITS = 64         # zero bits before 2/pi in the table: window start e - 54 + 
 _WORDS = 21         # covers the largest exponent (inf/NaN lanes too: e = 1024)
 
 
-def _two_over_pi_words() -> list[int]:
-    """64-bit words of (64 zero bits, then the bits of 2/pi), exact."""
-    nbits = 64 * (_WORDS - 1)
-    prec = nbits + 128
-
-    def atan_inv(n: int) -> int:  # atan(1/n) * 2**prec, Machin's series
+def _pi_scaled(prec: int) -> int:
+    """pi * 2**prec, to within a few units (Machin's formula)."""
+    def atan_inv(n: int) -> int:  # atan(1/n) * 2**prec
         total, term, k, sign = 0, (1 << prec) // n, 1, 1
         while term:
             total += sign * (term // k)
@@ -171,9 +168,14 @@ def _two_over_pi_words() -> list[int]:
             k += 2
             sign = -sign
         return total
+    return 16 * atan_inv(5) - 4 * atan_inv(239)
 
-    pi = 16 * atan_inv(5) - 4 * atan_inv(239)  # pi * 2**prec
-    bits = (1 << (nbits + 1 + prec)) // pi      # floor(2/pi * 2**nbits)
+
+def _two_over_pi_words() -> list[int]:
+    """64-bit words of (64 zero bits, then the bits of 2/pi), exact."""
+    nbits = 64 * (_WORDS - 1)
+    prec = nbits + 128
+    bits = (1 << (nbits + 1 + prec)) // _pi_scaled(prec)  # floor(2/pi * 2**nbits)
     return [0] + [(bits >> (64 * (_WORDS - 2 - k))) & (2**64 - 1) for k in range(_WORDS - 1)]
 
 
@@ -213,7 +215,7 @@ def _mul_wide(b: ir.IRBuilder, a: ir.Value, w: ir.Value) -> tuple[ir.Value, ir.V
 
 def _split(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value]:
     """Veltkamp split of a double into two 26-bit halves (exact)."""
-    t = b.fmul(a, _c(F64, 134217729.0))
+    t = b.fmul(a, _c(a.type, 134217729.0))
     hi = b.fsub(t, b.fsub(t, a))
     return hi, b.fsub(a, hi)
 
@@ -268,18 +270,23 @@ def _unreduced_if_small(b: ir.IRBuilder, ax: ir.Value, n: ir.Value, fh: ir.Value
                         fl: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
     """(n, r_hi, r_lo) with r = f pi/2 for f = fh + fl, |f| <= 1/2; but |x| itself
     when |x| <= pi/4 (no reduction at all: also every subnormal, zero)."""
+    ty = ax.type
     # r = f * pi/2 in double-double (Dekker product: no FMA needed)
-    ph = b.fmul(fh, _c(F64, _PIO2_HI))
+    ph = b.fmul(fh, _c(ty, _PIO2_HI))
     ah, al = _split(b, fh)
-    bh, bl = _split(b, _c(F64, _PIO2_HI))
+    bh, bl = _split(b, _c(ty, _PIO2_HI))
     err = b.fadd(b.fadd(b.fadd(b.fsub(b.fmul(ah, bh), ph), b.fmul(ah, bl)), b.fmul(al, bh)),
                  b.fmul(al, bl))
-    err = b.fadd(err, b.fadd(b.fmul(fh, _c(F64, _PIO2_LO)), b.fmul(fl, _c(F64, _PIO2_HI))))
+    err = b.fadd(err, b.fadd(b.fmul(fh, _c(ty, _PIO2_LO)), b.fmul(fl, _c(ty, _PIO2_HI))))
     rhi, rlo = _two_sum(b, ph, err)
-    small = b.fcmp_ordered("<=", ax, _c(F64, math.pi / 4))
-    zero = ir.Constant(I64, 0)
-    return (b.select(small, zero, n), b.select(small, ax, rhi),
-            b.select(small, _c(F64, 0.0), rlo))
+    small = b.fcmp_ordered("<=", ax, _c(ty, math.pi / 4))
+    return (b.select(small, ir.Constant(n.type, 0), n), b.select(small, ax, rhi),
+            b.select(small, _c(ty, 0.0), rlo))
+
+
+def _like(ty: ir.Type, scalar: ir.Type) -> ir.Type:
+    """`scalar`, or a vector of it as wide as vector type `ty`."""
+    return ir.VectorType(scalar, ty.count) if isinstance(ty, ir.VectorType) else scalar
 
 
 def _two_over_pi_pieces(bits: int, count: int) -> list[float]:
@@ -299,21 +306,23 @@ _PIECES = _two_over_pi_pieces(28, 8)
 def _rem_pio2_f32(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
     """_rem_pio2 for |x| that is a float32 value: |x| 2/pi mod 4 as a sum of
     exact products, each taken mod 4 exactly (p - 4 floor(p/4)), added in
-    double-double. Only float64 multiplies, adds and floors: no table, no
-    64-bit integer multiplies, several times cheaper than the general path."""
-    floor = intrinsic(b, "llvm.floor", F64, 1)
-    s, e = None, _c(F64, 0.0)
+    double-double. Only float64 multiplies, adds and floors (no table, no
+    64-bit integer multiplies), so `ax` may also be a vector (sincos32.py)."""
+    ty = ax.type
+    floor = intrinsic(b, "llvm.floor", ty, 1)
+    s, e = None, _c(ty, 0.0)
     for piece in _PIECES:
-        p = b.fmul(ax, _c(F64, piece))
-        m = b.fsub(p, b.fmul(b.call(floor, [b.fmul(p, _c(F64, 0.25))]), _c(F64, 4.0)))
+        p = b.fmul(ax, _c(ty, piece))
+        m = b.fsub(p, b.fmul(b.call(floor, [b.fmul(p, _c(ty, 0.25))]), _c(ty, 4.0)))
         if s is None:
             s = m
         else:
             s, err = _two_sum(b, s, m)
             e = b.fadd(e, err)
-    q = b.call(intrinsic(b, "llvm.rint", F64, 1), [s])  # nearest quadrant (< 32)
+    q = b.call(intrinsic(b, "llvm.rint", ty, 1), [s])  # nearest quadrant (< 32)
     fh, fl = _two_sum(b, b.fsub(s, q), e)
-    n = b.and_(b.fptosi(q, I64), ir.Constant(I64, 3))
+    ity = _like(ty, I64)
+    n = b.and_(b.fptosi(q, ity), ir.Constant(ity, 3))
     return _unreduced_if_small(b, ax, n, fh, fl)
 
 
@@ -325,43 +334,47 @@ _C_HI = [2.48015872894767294178e-05, -1.38888888888741095749e-03, 4.166666666666
 
 
 def _k_sin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    """fdlibm __kernel_sin(x, y, 1): sin(x + y), |x| <= pi/4."""
+    """fdlibm __kernel_sin(x, y, 1): sin(x + y), |x| <= pi/4 (x scalar or vector)."""
     z = b.fmul(x, x)
     v = b.fmul(z, x)
     r = _horner(b, z, _S)
-    inner = b.fsub(b.fmul(z, b.fsub(b.fmul(_c(F64, 0.5), y), b.fmul(v, r))), y)
-    return b.fsub(x, b.fsub(inner, b.fmul(v, _c(F64, _S1))))
+    inner = b.fsub(b.fmul(z, b.fsub(b.fmul(_c(x.type, 0.5), y), b.fmul(v, r))), y)
+    return b.fsub(x, b.fsub(inner, b.fmul(v, _c(x.type, _S1))))
 
 
 def _k_cos(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    """FreeBSD __kernel_cos(x, y): cos(x + y), |x| <= pi/4."""
-    one = _c(F64, 1.0)
+    """FreeBSD __kernel_cos(x, y): cos(x + y), |x| <= pi/4 (x scalar or vector)."""
+    one = _c(x.type, 1.0)
     z = b.fmul(x, x)
     w = b.fmul(z, z)
     r = b.fadd(b.fmul(z, _horner(b, z, _C_HI)), b.fmul(b.fmul(w, w), _horner(b, z, _C_LO)))
-    hz = b.fmul(_c(F64, 0.5), z)
+    hz = b.fmul(_c(x.type, 0.5), z)
     w = b.fsub(one, hz)
     return b.fadd(w, b.fadd(b.fsub(b.fsub(one, w), hz), b.fsub(b.fmul(z, r), b.fmul(x, y))))
 
 
 def _sincos(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
+    """sin or cos of a float64 value, or of float32 values (scalar or vector)."""
     ty = x.type
-    xd = b.fpext(x, F64) if ty == F32 else x
-    ax = b.call(intrinsic(b, "llvm.fabs", F64, 1), [xd])
-    n, rh, rl = (_rem_pio2_f32 if ty == F32 else _rem_pio2)(b, ax)
+    single = ty != F64
+    dty = _like(ty, F64)
+    xd = b.fpext(x, dty) if single else x
+    ax = b.call(intrinsic(b, "llvm.fabs", dty, 1), [xd])
+    n, rh, rl = (_rem_pio2_f32 if single else _rem_pio2)(b, ax)
     ks, kc = _k_sin(b, rh, rl), _k_cos(b, rh, rl)
-    odd = b.trunc(n, ir.IntType(1))                      # quadrant 1 or 3: swap sin/cos
-    flip = b.icmp_unsigned("!=", b.and_(n, ir.Constant(I64, 2)), ir.Constant(I64, 0))
+    odd = b.trunc(n, _like(ty, ir.IntType(1)))           # quadrant 1 or 3: swap sin/cos
+    flip = b.icmp_unsigned("!=", b.and_(n, ir.Constant(n.type, 2)), ir.Constant(n.type, 0))
+    zero = _c(dty, 0.0)
     if want_sin:   # sin: +s, +c, -s, -c; odd in x
         v = b.select(odd, kc, ks)
-        neg = b.xor(flip, b.fcmp_ordered("<", xd, _c(F64, 0.0)))
+        neg = b.xor(flip, b.fcmp_ordered("<", xd, zero))
     else:          # cos: +c, -s, -c, +s; even in x
         v = b.select(odd, ks, kc)
         neg = b.xor(flip, odd)
     v = b.select(neg, b.fneg(v), v)
-    v = b.select(b.fcmp_ordered("==", xd, _c(F64, 0.0)), xd if want_sin else _c(F64, 1.0), v)
-    v = b.select(b.fcmp_ordered("ord", b.fsub(xd, xd), _c(F64, 0.0)), v, b.fsub(xd, xd))
-    return b.fptrunc(v, F32) if ty == F32 else v
+    v = b.select(b.fcmp_ordered("==", xd, zero), xd if want_sin else _c(dty, 1.0), v)
+    v = b.select(b.fcmp_ordered("ord", b.fsub(xd, xd), zero), v, b.fsub(xd, xd))
+    return b.fptrunc(v, ty) if single else v
 
 
 def sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:

@@ -465,6 +465,33 @@ def test_sin_cos_accuracy(name, d):
             assert got[0] == -4.687165924254628e-19
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_short_and_exact_paths(name):
+    """sincos32.py: a float32 sin/cos loop calls our vector versions; a vector
+    whose lanes are all below FAST_LIMIT takes the short reduction, one with a
+    large or NaN lane takes the exact path on every lane, and both round
+    correctly (within half an ulp of float64's result, rounded)."""
+    from cpu_backend import sincos32
+    k = contiguous_kernel(lambda a: unop(name, a), [float32], float32)
+    assert f"@lazy_{name}f_v16" in BE.jit.optimized_ir(k).split("define", 1)[1]
+    near = (np.arange(1, 90_000) * (np.pi / 2)).astype(np.float32)  # up past FAST_LIMIT
+    lim = np.float32(sincos32.FAST_LIMIT)
+    edge = np.array([lim, -lim, np.nextafter(lim, 0), np.nextafter(lim, np.inf), -0.0, 1e-40],
+                    np.float32)
+    mixed = near.copy()
+    mixed[::37], mixed[5::41], mixed[9::43] = 3e30, np.nan, -np.inf  # a slow lane per vector
+    for x in (np.concatenate([near, np.nextafter(near, np.inf), np.nextafter(near, 0), edge]),
+              mixed):
+        (ours,), _ = run_flat(k, [x])
+        ref = getattr(np, name)(x.astype(np.float64))
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+        fin = np.isfinite(ref)
+        ulp = np.spacing(np.abs(ref[fin]).astype(np.float32)).astype(np.float64)
+        assert (np.abs(ours[fin] - ref[fin]) / ulp).max() <= 0.5 + 1e-6
+        zero = fin & (ref == 0)
+        np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
+
+
 # -- elementwise tiled order (transposed operands) ----------------------------------------
 def _transpose_case(d: DType, shape, rng):
     """out = maximum(a + b.T-like, c): a contiguous, b transposed on the last two axes,
