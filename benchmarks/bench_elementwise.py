@@ -9,6 +9,7 @@ Cases (float32 everywhere, inputs created before timing):
                exp(-c) / (1 + b*b))          a, b, c are length N; 10 ops
                                               (gt, abs, sqrt, mul, neg, exp, mul,
                                                add, truediv, where)
+  trig   sin(a) * 2 + cos(b)                  a, b uniform on [0, 100), length N; 4 ops
 
 Each peer evaluates the same expression in its own idiom. For lazyrt the timed
 call is "build the expression + lazy.sync(y)", the cost a user sees. The
@@ -163,6 +164,35 @@ def chain_case(n: int):
     return ("chain", "where(a>0, sqrt(abs(a))*b, exp(-c)/(1+b*b))", "a, b, c: N float32", 10), peers
 
 
+def trig_case(n: int):
+    rng = np.random.default_rng(2)
+    an, bn = (rng.random(n, dtype=np.float32) * 100 for _ in range(2))
+    a, b = lazy.asarray(an), lazy.asarray(bn)
+    peers = {}
+
+    def run_lazy():
+        y = lazy.sin(a) * 2 + lazy.cos(b)
+        lazy.sync(y)
+        return y
+
+    peers["lazyrt"] = run_lazy
+    peers["numpy"] = lambda: np.sin(an) * 2 + np.cos(bn)
+    if ne is not None:
+        peers["numexpr"] = lambda: ne.evaluate("sin(a) * 2 + cos(b)", local_dict={"a": an, "b": bn})
+    if torch is not None:
+        at, bt = torch_from_numpy(an), torch_from_numpy(bn)
+        peers["torch"] = lambda: torch.sin(at) * 2 + torch.cos(bt)
+    if numba is not None:
+        @numba.njit(parallel=True, cache=False)
+        def trig_nb(a, b):
+            out = np.empty(a.shape[0], dtype=np.float32)
+            for i in numba.prange(a.shape[0]):
+                out[i] = np.sin(a[i]) * np.float32(2) + np.cos(b[i])
+            return out
+        peers["numba"] = lambda: trig_nb(an, bn)
+    return ("trig", "sin(a)*2 + cos(b)", "a, b: N float32 in [0, 100)", 4), peers
+
+
 def to_numpy(r) -> np.ndarray:
     if isinstance(r, lazy.Tensor):
         return r.numpy()
@@ -196,7 +226,7 @@ def main(argv=None) -> int:
     rows: list[str] = []
     all_ok = True
     lazy_notes: list[str] = []
-    for make in (seed_case, chain_case):
+    for make in (seed_case, chain_case, trig_case):
         (name, expr, inputs, nops), peers = make(args.n)
         print(f"[{name}] {expr}   ({inputs}; {nops} ops)")
         results = {}
