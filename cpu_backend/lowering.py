@@ -156,10 +156,15 @@ def _tanh(b, d, x):
     return tanh32(b, x) if d.itemsize == 4 else tanh64(b, x)
 
 
+def _invtrig():
+    from . import invtrig  # imports this module: at call time
+    return invtrig
+
+
 def _libm(name: str) -> Emitter:
     """A call to C's `name` (float64) or `name`f (float32), resolved in the process's libm.
 
-    For functions with no LLVM intrinsic (asin, atan2, nextafter, ...): a
+    For functions with no LLVM intrinsic and no vmath/invtrig version (nextafter): a
     scalar call, so a loop holding one does not vectorize, but it fuses.
     """
     def emit(b: ir.IRBuilder, d: DType, *args: ir.Value) -> ir.Value:
@@ -302,10 +307,10 @@ EMITTERS: dict[str, Emitter] = {
     "cos": _cos,
     "tanh": _tanh,  # vmath.py too
     "sigmoid": _sigmoid,
-    "asin": _libm("asin"),
-    "acos": _libm("acos"),
-    "atan": _libm("atan"),
-    "atan2": _libm("atan2"),
+    "asin": lambda b, d, x: _invtrig().asin(b, x),  # invtrig.py: vectorizable, unlike libm
+    "acos": lambda b, d, x: _invtrig().acos(b, x),
+    "atan": lambda b, d, x: _invtrig().atan(b, x),
+    "atan2": lambda b, d, y, x: _invtrig().atan2(b, y, x),
     "nextafter": _libm("nextafter"),
     "copysign": _call("llvm.copysign"),
     "signbit": _signbit,

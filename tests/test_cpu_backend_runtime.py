@@ -492,6 +492,59 @@ def test_float32_sin_cos_short_and_exact_paths(name):
         np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
 
 
+@pytest.mark.parametrize("d", [float32, float64], ids=lambda d: d.name)
+@pytest.mark.parametrize("name", ["asin", "acos", "atan"])
+def test_inverse_trig_accuracy(name, d):
+    """invtrig.py (vectorizable, no libm call): within 1 ulp (float32) or 2 ulp
+    (float64) of the float64 reference, over random bit patterns, a dense range
+    and each branch's edges; NaN outside the domain, -0.0 kept by asin/atan."""
+    rng = np.random.default_rng(21)
+    ibits = np.uint32 if d == float32 else np.uint64
+    pattern = rng.integers(0, np.iinfo(ibits).max, 100_000, dtype=np.uint64).astype(ibits).view(d.np)
+    edges = np.array([0.0, -0.0, 0.5, 0.625, 0.66, 2.414213562373095, 1.0, -1.0, np.inf, -np.inf,
+                      np.nan, 1e-300, 5e-324, 1e300])
+    x = np.concatenate([pattern, np.linspace(-1.2, 1.2, 100_001), np.linspace(-50, 50, 10_001),
+                        edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    x = x.astype(d.np)
+    k = contiguous_kernel(lambda a: unop(name, a), [d], d)
+    assert f"@{name}" not in BE.source(k)  # no libm call
+    (ours,), _ = run_flat(k, [x])
+    with np.errstate(invalid="ignore"):
+        ref = getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan"}[name])(
+            x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    fin = np.isfinite(ref)
+    ulp = np.spacing(np.abs(ref[fin]).astype(d.np)).astype(np.float64)
+    assert (np.abs(ours[fin].astype(np.float64) - ref[fin]) / ulp).max() <= (1 if d == float32 else 2)
+    zero = fin & (ref == 0)
+    np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
+
+
+@pytest.mark.parametrize("d", [float32, float64], ids=lambda d: d.name)
+def test_atan2_accuracy_and_special_cases(d):
+    """C's atan2 for every pair of signed zeros, infinities, NaN and finite
+    values (bit for bit, signs of zero included), and within 2 ulp elsewhere."""
+    special = np.array([0.0, -0.0, 1.0, -1.0, 3.5, -3.5, np.inf, -np.inf, np.nan], d.np)
+    ys, xs = (a.ravel() for a in np.meshgrid(special, special))
+    rng = np.random.default_rng(22)
+    ibits = np.uint32 if d == float32 else np.uint64
+    ry, rx = (rng.integers(0, np.iinfo(ibits).max, 100_000, dtype=np.uint64).astype(ibits)
+              .view(d.np) for _ in range(2))
+    dense = rng.standard_normal((2, 100_000)).astype(d.np)
+    y = np.concatenate([ys, ry, dense[0]])
+    x = np.concatenate([xs, rx, dense[1]])
+    k = contiguous_kernel(lambda a, b: binop("atan2", a, b), [d, d], d)
+    assert "@atan2" not in BE.source(k)
+    (ours,), _ = run_flat(k, [y, x])
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    n = len(ys)
+    np.testing.assert_array_equal(ours[:n], ref[:n].astype(d.np))  # specials: exact
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    fin = np.isfinite(ref) & (ref != 0)
+    ulp = np.spacing(np.abs(ref[fin]).astype(d.np)).astype(np.float64)
+    assert (np.abs(ours[fin].astype(np.float64) - ref[fin]) / ulp).max() <= 2
+
+
 # -- elementwise tiled order (transposed operands) ----------------------------------------
 def _transpose_case(d: DType, shape, rng):
     """out = maximum(a + b.T-like, c): a contiguous, b transposed on the last two axes,
