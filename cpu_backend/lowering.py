@@ -311,6 +311,10 @@ EMITTERS: dict[str, Emitter] = {
     "acos": lambda b, d, x: _invtrig().acos(b, x),
     "atan": lambda b, d, x: _invtrig().atan(b, x),
     "atan2": lambda b, d, y, x: _invtrig().atan2(b, y, x),
+    "floor": _call("llvm.floor"),  # one vroundps/vrndscale each
+    "ceil": _call("llvm.ceil"),
+    "trunc": _call("llvm.trunc"),
+    "rint": _call("llvm.roundeven"),  # ties to even whatever the rounding mode
     "nextafter": _libm("nextafter"),
     "copysign": _call("llvm.copysign"),
     "signbit": _signbit,

@@ -80,7 +80,8 @@ def cast(x: str, src: DType, dst: DType) -> str:
 
 
 _UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh",
-                                      "sigmoid", "asin", "acos", "atan", "signbit")}
+                                      "sigmoid", "asin", "acos", "atan", "signbit",
+                                      "floor", "ceil", "trunc", "rint")}
 _BINARY_CALL = {"add": "lz_add", "sub": "lz_sub", "mul": "lz_mul", "floordiv": "lz_floordiv",
                 "mod": "lz_mod", "pow": "lz_pow", "maximum": "lz_max", "minimum": "lz_min",
                 "atan2": "lz_atan2", "copysign": "lz_copysign", "nextafter": "lz_nextafter"}

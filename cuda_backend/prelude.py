@@ -103,6 +103,15 @@ LZ_D float lz_atan(float x) { return atanf(x); }
 LZ_D double lz_atan(double x) { return atan(x); }
 LZ_D float lz_atan2(float y, float x) { return atan2f(y, x); }
 LZ_D double lz_atan2(double y, double x) { return atan2(y, x); }
+/* exact roundings (rint: to nearest, ties to even, the default mode) */
+LZ_D float lz_floor(float x) { return floorf(x); }
+LZ_D double lz_floor(double x) { return floor(x); }
+LZ_D float lz_ceil(float x) { return ceilf(x); }
+LZ_D double lz_ceil(double x) { return ceil(x); }
+LZ_D float lz_trunc(float x) { return truncf(x); }
+LZ_D double lz_trunc(double x) { return trunc(x); }
+LZ_D float lz_rint(float x) { return rintf(x); }
+LZ_D double lz_rint(double x) { return rint(x); }
 /* exact: the next representable value, the sign bit, a sign transplant */
 LZ_D float lz_nextafter(float x, float y) { return nextafterf(x, y); }
 LZ_D double lz_nextafter(double x, double y) { return nextafter(x, y); }

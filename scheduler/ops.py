@@ -162,6 +162,10 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("asin", 1, np.arcsin, floating=True),
     _p("acos", 1, np.arccos, floating=True),
     _p("atan", 1, np.arctan, floating=True),
+    _p("floor", 1, np.floor, kinds="f"),  # IEEE roundings: the sign of zero and inf/NaN kept
+    _p("ceil", 1, np.ceil, kinds="f"),
+    _p("trunc", 1, np.trunc, kinds="f"),
+    _p("rint", 1, np.rint, kinds="f"),    # to nearest, ties to even
     _p("signbit", 1, np.signbit, kinds="f", predicate=True),  # -0.0 and -nan too
     _p("invert", 1, np.invert, kinds="bi"),
     _p("add", 2, np.add),

@@ -1,9 +1,8 @@
-"""Rounding and sign functions, composed exactly from lazy primitives.
+"""Rounding and sign functions.
 
-lazyrt has no floor primitive, but NumPy's float floor division by 1 is
-exactly floor for every finite value (`fmod` is exact), so these fuse
-into one kernel with their neighbours. Integer and bool inputs keep their
-dtype, as NumPy 2 does.
+floor, ceil, trunc and rint are primitives (one instruction each on the
+CPU); the rest compose them exactly, so they fuse into one kernel with
+their neighbours. Integer and bool inputs keep their dtype, as NumPy 2 does.
 """
 from __future__ import annotations
 
@@ -19,38 +18,21 @@ from ._helpers import check_kind, operand, tensor
 _where, _apply = (lambda c, a, b: elementwise.apply("where", c, a, b)), elementwise.apply
 
 
-def floor(x: object, /) -> Tensor:
-    """Largest integer <= x: where |x| is inf, x itself, else x // 1 (exact)."""
+def _rounding(op: str, x: object) -> Tensor:
     t = tensor(x)
-    if not t.dtype.is_float:
-        return _apply("copy", t)
-    return _where(_apply("eq", _apply("abs", t), np.inf), t, _apply("floordiv", t, 1.0))
+    return _apply(op if t.dtype.is_float else "copy", t)
+
+
+def floor(x: object, /) -> Tensor:
+    return _rounding("floor", x)
 
 
 def ceil(x: object, /) -> Tensor:
-    """-floor(-x): keeps the sign of negative results that round to zero."""
-    t = tensor(x)
-    if not t.dtype.is_float:
-        return _apply("copy", t)
-    return _apply("neg", floor(_apply("neg", t)))
+    return _rounding("ceil", x)
 
 
 def trunc(x: object, /) -> Tensor:
-    t = tensor(x)
-    if not t.dtype.is_float:
-        return _apply("copy", t)
-    return _where(_apply("lt", t, 0.0), ceil(t), floor(t))
-
-
-def _rint(t: Tensor) -> Tensor:
-    """Round half to even: floor, then up when the fraction is over 1/2 or exactly 1/2
-    with an odd floor; a zero result keeps x's sign (x * 0), as NumPy's rint."""
-    r = floor(t)
-    frac = _apply("sub", t, r)  # exact: r and t share their exponent range
-    odd = _apply("eq", _apply("mod", r, 2.0), 1.0)
-    up = _apply("or", _apply("gt", frac, 0.5), _apply("and", _apply("eq", frac, 0.5), odd))
-    out = _apply("add", r, elementwise.cast(up, t.dtype))
-    return _where(_apply("eq", out, 0.0), _apply("mul", t, 0.0), out)
+    return _rounding("trunc", x)
 
 
 def round(x: object, /, decimals: int = 0) -> Tensor:
@@ -61,11 +43,11 @@ def round(x: object, /, decimals: int = 0) -> Tensor:
             return _apply("copy", t)
         return numpy_fallback("round", np.round, (t,), {"decimals": decimals})
     if decimals == 0:
-        return _rint(t)
+        return _apply("rint", t)
     scale = 10.0 ** abs(decimals)
     if decimals > 0:
-        return _apply("truediv", _rint(_apply("mul", t, scale)), scale)
-    return _apply("mul", _rint(_apply("truediv", t, scale)), scale)
+        return _apply("truediv", _apply("rint", _apply("mul", t, scale)), scale)
+    return _apply("mul", _apply("rint", _apply("truediv", t, scale)), scale)
 
 
 def sign(x: object, /) -> Tensor:
