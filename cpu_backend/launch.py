@@ -30,7 +30,7 @@ from scheduler.kernel_ir import Kernel, Launch
 from .codegen import MODE_FINAL, MODE_FULL, MODE_PARTIAL
 from .jit import Compiled
 from .loops import ew_tile_eligible, ew_tile_units
-from .reduce_loops import tile_eligible
+from .reduce_loops import MAX_TILE, tile_eligible
 from .reduction import Accumulator
 from .threadpool import MAX_CHUNKS, ThreadPool
 
@@ -161,6 +161,8 @@ class Launcher:
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
         threads = self.threads if work >= SMALL and not in_order else 1
+        if red is not None and tile:
+            return self._split_tiled(nout, nred, threads, acc)
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             # the elementwise tiled order counts rows of tiles, not elements
             units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
@@ -173,6 +175,26 @@ class Launcher:
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, tile], 3, ranges)
+        table[:, 5] = np.arange(n)
+        final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
+        return Split(table, tuple((d.np, n * nout) for d in acc), final, len(acc))
+
+    def _split_tiled(self, nout: int, nred: int, threads: int, acc: list) -> Split:
+        """A reduction in tiled order (a column reduction): each thread takes
+        whole rows (reduce steps) of all nout outputs when they fit one tile,
+        so every step reads one contiguous run: split the reduce range, fold
+        the partials after. Wider outputs split the out range into chunks,
+        each chunk one tile where it fits."""
+        if threads == 1 or nout > MAX_TILE or nred < 4 * threads:
+            parts = 1 if threads == 1 else min(threads * CHUNKS_PER_THREAD,
+                                               max(threads, nout * nred // MIN_CHUNK))
+            ranges = _chunks(nout, parts, ALIGN)
+            width = min(MAX_TILE, max(hi - lo for lo, hi in ranges))
+            return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, width], 1, ranges),
+                         n_partial=len(acc))
+        ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, max(threads, nred // 64)), 1)
+        n = len(ranges)
+        table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, nout], 3, ranges)
         table[:, 5] = np.arange(n)
         final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
         return Split(table, tuple((d.np, n * nout) for d in acc), final, len(acc))

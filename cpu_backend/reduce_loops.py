@@ -4,13 +4,15 @@ Per-element order (ctl.tile == 0): for each output element, reduce over the
 flattened reduce range with the innermost reduce axis as the hot loop. Best
 when the data is contiguous along the reduce axis (row sums, softmax rows).
 
-Tiled order (ctl.tile == 1): for a tile of up to TILE consecutive outputs
-along the innermost out axis, keep the accumulators in a stack array and,
-for each reduce element, update the whole tile; that inner loop runs along
-the *out* axis, so a column reduction (`x.sum(axis=0)`, strides (1, n))
-reads memory contiguously and vectorizes instead of striding by n. The
-launcher picks it when the data is contiguous along the out axis and not
-along the reduce axis. Mode 2 (fold partials) always uses per-element order.
+Tiled order (ctl.tile = the tile width, at most MAX_TILE): for a tile of
+that many consecutive outputs along the innermost out axis, keep the
+accumulators in a stack array and, for each reduce element, update the
+whole tile; that inner loop runs along the *out* axis, so a column
+reduction (`x.sum(axis=0)`, strides (1, n)) reads memory contiguously and
+vectorizes instead of striding by n. The launcher picks it when the data is
+contiguous along the out axis and not along the reduce axis, with tiles as
+wide as the rows it hands out (launch.py), so each reduce step reads one
+long run of memory. Mode 2 (fold partials) always uses per-element order.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride
                     _strides, blocked_arg, inner_hint, over_blocks)
 from .lowering import I64, cast, const, intrinsic
 
-TILE = 128
+MAX_TILE = 4096  # outputs per tile: float64 accumulators fill 32 KB of stack (per type)
 LSE_BLOCK = 1024  # logsumexp row block: 4-8 KB, still in L1 for the second (exp) sweep
 SUM_BLOCK = 1024  # float32 sum row block: summed in float32, then added in float64
 
@@ -198,8 +200,8 @@ class ReductionLoops:
         oflat, bases = state
         entry = ir.IRBuilder(g.fn.blocks[0])
         entry.position_at_start(g.fn.blocks[0])
-        arrays = [entry.alloca(t, size=TILE) for t in acc.types]
-        tsz = ir.Constant(I64, TILE)
+        arrays = [entry.alloca(t, size=MAX_TILE) for t in acc.types]
+        tsz = g.ctl["tile"]
 
         def tile(ti, _):
             t0 = g.mul(ti, tsz)
@@ -225,7 +227,7 @@ class ReductionLoops:
             g.counted_loop(_ZERO, tn, [], epi, "scalar")  # once per output: not worth code
             return []
 
-        ntiles = b.udiv(b.add(cnt, ir.Constant(I64, TILE - 1)), tsz)
+        ntiles = b.udiv(b.add(cnt, b.sub(tsz, ir.Constant(I64, 1))), tsz)
         g.counted_loop(_ZERO, ntiles, [], tile)
 
     def tiled_reduce(self, start, tn, arrays) -> None:

@@ -129,6 +129,32 @@ def test_column_reduction_tiled(op):
         assert_same(ours, ref, exact=op not in ("sum", "prod"))
 
 
+@pytest.mark.parametrize("cols, rows", [(301, 700), (3, 30_000), (4096, 40), (4097, 40),
+                                        (9000, 9)])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_column_reduction_splits(cols, rows, threads):
+    """Tiled (column) reductions hand each thread whole rows of all outputs when
+    they fit one tile (partials folded after), else chunks of columns, each one
+    tile where it fits; values as NumPy's for every split (argmax: exact)."""
+    from cpu_backend.codegen import MODE_PARTIAL
+    from cpu_backend.launch import Launcher
+    from cpu_backend.reduce_loops import MAX_TILE
+    rng = np.random.default_rng(cols + rows)
+    shape = (cols, rows)
+    launch = Launch(shape, [[View(shape, (1, cols), 0)]], [View.contiguous((cols,))])
+    for op in ("sum", "argmax"):
+        k = reduce_kernel(op, float64, inner=None)
+        split = Launcher(threads).split(k, shape, False, 1)
+        widths = set(split.table[:, 8])
+        if threads > 1 and cols <= MAX_TILE and cols * rows >= 1 << 16 and rows >= 4 * threads:
+            assert set(split.table[:, 0]) == {MODE_PARTIAL} and widths == {cols}
+        else:
+            assert widths <= set(range(1, MAX_TILE + 1))
+        x = values(rng, float64, rows * cols)
+        ours, ref = run_both(k, launch, [x], [cols], CPUBackend(num_threads=threads))
+        assert_same(ours, ref, exact=op == "argmax")
+
+
 def test_disk_cache_roundtrip_and_fail_soft(tmp_path, monkeypatch):
     k = contiguous_kernel(lambda x: unop("sqrt", x), [float64], float64)
     x = np.arange(50, dtype=np.float64)
