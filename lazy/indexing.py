@@ -51,7 +51,7 @@ def selected_positions(t: Tensor, select: Callable[[np.ndarray], np.ndarray]) ->
     like `t` (`select` indexes or takes from its argument, as NumPy would
     from t's values): offset + sum over axes of coordinate * stride, each
     axis's coordinates selected from a stride-0 broadcast view. 10M elements,
-    1M picked: ~15 ms, against ~300 ms to write every position out first."""
+    1M picked: 19 ms, against 57 ms to write every position out first."""
     view, shape = t._view, t.shape
     out = None
     for d, (n, stride) in enumerate(zip(shape, view.strides)):
