@@ -141,14 +141,12 @@ def _log(b, d, x):
     return log(b, x)
 
 
-def _sin(b, d, x):
-    from . import sincos32, vmath
-    return sincos32.call(b, x, True) if x.type == F32 else vmath.sin(b, x)
-
-
-def _cos(b, d, x):
-    from . import sincos32, vmath
-    return sincos32.call(b, x, False) if x.type == F32 else vmath.cos(b, x)
+def _trig(name: str) -> Emitter:
+    """sin/cos/tan: float32 through sincos32.py, float64 vmath.py's."""
+    def emit(b, d, x):
+        from . import sincos32, vmath
+        return sincos32.call(b, x, name) if x.type == F32 else getattr(vmath, name)(b, x)
+    return emit
 
 
 def _tanh(b, d, x):
@@ -303,8 +301,9 @@ EMITTERS: dict[str, Emitter] = {
     "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
     "log": _log,  # vmath.py too
     "sqrt": _call("llvm.sqrt"),
-    "sin": _sin,  # vmath.py too: full-range Payne-Hanek reduction, no libm call
-    "cos": _cos,
+    "sin": _trig("sin"),  # vmath.py/sincos32.py: exact reduction, no libm call
+    "cos": _trig("cos"),
+    "tan": _trig("tan"),
     "tanh": _tanh,  # vmath.py too
     "sigmoid": _sigmoid,
     "asin": lambda b, d, x: _invtrig().asin(b, x),  # invtrig.py: vectorizable, unlike libm

@@ -1,4 +1,4 @@
-"""float32 sin and cos through LLVM's vector-function ABI.
+"""float32 sin, cos and tan through LLVM's vector-function ABI.
 
 vmath's sin/cos are straight-line code, so a vectorized loop runs the exact
 reduction that only large arguments need on every lane: 20M float32 sines
@@ -50,10 +50,10 @@ class _StringAttr(ir.instructions.CallInstrAttributes):
         set.add(self, text)
 
 
-def call(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
-    """sin(x) or cos(x) of a float32 value, as a call the vectorizer can widen."""
-    name = "lazy_sinf" if want_sin else "lazy_cosf"
-    fn = b.module.globals.get(name) or _define(b.module, name, want_sin)
+def call(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
+    """sin, cos or tan (`fn`) of a float32 value, as a call the vectorizer can widen."""
+    name = f"lazy_{fn}f"
+    fn = b.module.globals.get(name) or _define(b.module, name, fn)
     instr = b.call(fn, [x])
     variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}_v{n})" for n in WIDTHS)
     instr.attributes = _StringAttr(f'"vector-function-abi-variant"="{variants}"')
@@ -64,7 +64,7 @@ def keep_variants(mod: ir.Module) -> None:
     """List the vector functions in `llvm.compiler.used`: until the vectorizer
     has placed calls to them, nothing calls them, and they must survive."""
     fns = [g for g in mod.globals.values() if isinstance(g, ir.Function) and
-           g.name.startswith(("lazy_sinf_v", "lazy_cosf_v"))]
+           g.name.startswith(("lazy_sinf_v", "lazy_cosf_v", "lazy_tanf_v"))]
     if fns:
         ty = ir.ArrayType(ir.PointerType(), len(fns))
         used = ir.GlobalVariable(mod, ty, "llvm.compiler.used")
@@ -78,22 +78,22 @@ def _function(mod: ir.Module, name: str, ty: ir.Type) -> tuple[ir.Function, ir.I
     return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
 
-def _define(mod: ir.Module, name: str, want_sin: bool) -> ir.Function:
+def _define(mod: ir.Module, name: str, fn_name: str) -> ir.Function:
     """The scalar function, its vector versions and the exact path they share."""
     exact, b = _function(mod, f"{name}_exact", ir.VectorType(F32, EXACT_LANES))
     exact.attributes.add("noinline")  # one copy of the long code per module
-    b.ret(_sincos(b, exact.args[0], want_sin))
+    b.ret(_sincos(b, exact.args[0], fn_name))
     fn, b = _function(mod, name, F32)
     fn.attributes.add("noinline")  # the vectorizer needs the call, not its body
-    _fast_or_exact(b, fn.args[0], exact, want_sin)
+    _fast_or_exact(b, fn.args[0], exact, fn_name)
     for n in WIDTHS:
         _fast_or_exact(_function(mod, f"{name}_v{n}", ir.VectorType(F32, n))[1],
-                       None, exact, want_sin)
+                       None, exact, fn_name)
     return fn
 
 
 def _fast_or_exact(b: ir.IRBuilder, x: ir.Value | None, exact: ir.Function,
-                   want_sin: bool) -> None:
+                   fn: str) -> None:
     """The body of a scalar or vector function of x (default: its argument):
     the short reduction unless some lane is at least FAST_LIMIT (or NaN)."""
     x = x if x is not None else b.function.args[0]
@@ -104,7 +104,7 @@ def _fast_or_exact(b: ir.IRBuilder, x: ir.Value | None, exact: ir.Function,
         large = b.icmp_unsigned("!=", b.bitcast(large, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
     with b.if_then(large, likely=False):
         b.ret(_call_exact(b, exact, x))
-    b.ret(b.fptrunc(_fast(b, xd, want_sin), x.type))
+    b.ret(b.fptrunc(_fast(b, xd, fn), x.type))
 
 
 def _call_exact(b: ir.IRBuilder, exact: ir.Function, x: ir.Value) -> ir.Value:
@@ -126,8 +126,8 @@ def _fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.call(intrinsic(b, "llvm.fabs", x.type, 1), [x])
 
 
-def _fast(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
-    """sin or cos of a float32 value x (in double, scalar or vector), |x| <
+def _fast(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
+    """sin, cos or tan of a float32 value x (in double, scalar or vector), |x| <
     FAST_LIMIT: k = nearest integer to x 2/pi (|k| < 2**17), r = x - k pi/2
     with k C1 exact and x - k C1 exact (Sterbenz), so r's error is that of
     k C2, about 2**-69, far below float32's closest approach to a multiple of
@@ -143,9 +143,12 @@ def _fast(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
     flip = b.trunc(b.lshr(q, ir.Constant(ity, 1)), bty)     # quadrant 2 or 3: negate sin
     zero = _c(ty, 0.0)
     s, c = _k_sin(b, r, zero), _k_cos(b, r, zero)
-    if want_sin:  # +s, +c, -s, -c; and sin(-0.0) = -0.0
+    if fn == "tan":  # s/c, -c/s (period pi)
+        return b.select(b.fcmp_ordered("==", x, zero), x,
+                        b.select(odd, b.fneg(b.fdiv(c, s)), b.fdiv(s, c)))
+    if fn == "sin":  # +s, +c, -s, -c; and sin(-0.0) = -0.0
         v, neg = b.select(odd, c, s), flip
-    else:         # +c, -s, -c, +s
+    else:            # +c, -s, -c, +s
         v, neg = b.select(odd, s, c), b.xor(flip, odd)
     v = b.select(neg, b.fneg(v), v)
-    return b.select(b.fcmp_ordered("==", x, zero), x, v) if want_sin else v
+    return b.select(b.fcmp_ordered("==", x, zero), x, v) if fn == "sin" else v

@@ -353,8 +353,9 @@ def _k_cos(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     return b.fadd(w, b.fadd(b.fsub(b.fsub(one, w), hz), b.fsub(b.fmul(z, r), b.fmul(x, y))))
 
 
-def _sincos(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
-    """sin or cos of a float64 value, or of float32 values (scalar or vector)."""
+def _sincos(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
+    """sin, cos or tan (`fn`) of a float64 value, or of float32 values (scalar
+    or vector)."""
     ty = x.type
     single = ty != F64
     dty = _like(ty, F64)
@@ -365,21 +366,28 @@ def _sincos(b: ir.IRBuilder, x: ir.Value, want_sin: bool) -> ir.Value:
     odd = b.trunc(n, _like(ty, ir.IntType(1)))           # quadrant 1 or 3: swap sin/cos
     flip = b.icmp_unsigned("!=", b.and_(n, ir.Constant(n.type, 2)), ir.Constant(n.type, 0))
     zero = _c(dty, 0.0)
-    if want_sin:   # sin: +s, +c, -s, -c; odd in x
+    if fn == "sin":    # +s, +c, -s, -c; odd in x
         v = b.select(odd, kc, ks)
         neg = b.xor(flip, b.fcmp_ordered("<", xd, zero))
-    else:          # cos: +c, -s, -c, +s; even in x
+    elif fn == "cos":  # +c, -s, -c, +s; even in x
         v = b.select(odd, ks, kc)
         neg = b.xor(flip, odd)
+    else:              # tan: s/c, -c/s (period pi); odd in x
+        v = b.select(odd, b.fneg(b.fdiv(kc, ks)), b.fdiv(ks, kc))
+        neg = b.fcmp_ordered("<", xd, zero)
     v = b.select(neg, b.fneg(v), v)
-    v = b.select(b.fcmp_ordered("==", xd, zero), xd if want_sin else _c(dty, 1.0), v)
+    v = b.select(b.fcmp_ordered("==", xd, zero), _c(dty, 1.0) if fn == "cos" else xd, v)
     v = b.select(b.fcmp_ordered("ord", b.fsub(xd, xd), zero), v, b.fsub(xd, xd))
     return b.fptrunc(v, ty) if single else v
 
 
 def sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _sincos(b, x, True)
+    return _sincos(b, x, "sin")
 
 
 def cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return _sincos(b, x, False)
+    return _sincos(b, x, "cos")
+
+
+def tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _sincos(b, x, "tan")

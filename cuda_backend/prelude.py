@@ -89,6 +89,8 @@ LZ_D float lz_sin(float x) { return sinf(x); }
 LZ_D double lz_sin(double x) { return sin(x); }
 LZ_D float lz_cos(float x) { return cosf(x); }
 LZ_D double lz_cos(double x) { return cos(x); }
+LZ_D float lz_tan(float x) { return tanf(x); }
+LZ_D double lz_tan(double x) { return tan(x); }
 LZ_D float lz_tanh(float x) { return tanhf(x); }
 LZ_D double lz_tanh(double x) { return tanh(x); }
 LZ_D float lz_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

@@ -157,6 +157,7 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("sqrt", 1, np.sqrt, floating=True),
     _p("sin", 1, np.sin, floating=True),
     _p("cos", 1, np.cos, floating=True),
+    _p("tan", 1, np.tan, floating=True),
     _p("tanh", 1, np.tanh, floating=True),
     _p("sigmoid", 1, _sigmoid, floating=True),
     _p("asin", 1, np.arcsin, floating=True),

@@ -491,7 +491,7 @@ def test_sin_cos_accuracy(name, d):
             assert got[0] == -4.687165924254628e-19
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_float32_sin_cos_short_and_exact_paths(name):
     """sincos32.py: a float32 sin/cos loop calls our vector versions; a vector
     whose lanes are all below FAST_LIMIT takes the short reduction, one with a
@@ -569,6 +569,25 @@ def test_atan2_accuracy_and_special_cases(d):
     fin = np.isfinite(ref) & (ref != 0)
     ulp = np.spacing(np.abs(ref[fin]).astype(d.np)).astype(np.float64)
     assert (np.abs(ours[fin].astype(np.float64) - ref[fin]) / ulp).max() <= 2
+
+
+def test_float64_tan_accuracy():
+    """vmath's tan: sin/cos kernels of one exact reduction, divided: within 2
+    ulp of NumPy's (libm) over random bit patterns, dense small arguments and
+    multiples of pi/2; -0.0 kept, NaN for inf/NaN."""
+    rng = np.random.default_rng(17)
+    pattern = rng.integers(0, 2**64 - 1, 100_000, dtype=np.uint64).view(np.float64)
+    halfpi = np.arange(-2000, 2001) * (np.pi / 2)
+    x = np.concatenate([pattern, np.linspace(-1e4, 1e4, 100_001), halfpi,
+                        np.nextafter(halfpi, 0), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e22]])
+    k = contiguous_kernel(lambda a: unop("tan", a), [float64], float64)
+    (ours,), _ = run_flat(k, [x])
+    ref = np.tan(x)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    fin = np.isfinite(ref)
+    assert (np.abs(ours[fin] - ref[fin]) / np.spacing(np.abs(ref[fin]))).max() <= 2
+    zero = ref == 0
+    np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
 
 
 # -- elementwise tiled order (transposed operands) ----------------------------------------

@@ -83,11 +83,6 @@ def log10(x: object, /) -> Tensor:
     return _ap("mul", _ap("log", _float(x)), 1.0 / math.log(10.0))
 
 
-def tan(x: object, /) -> Tensor:
-    t = _float(x)
-    return _ap("truediv", _ap("sin", t), _ap("cos", t))
-
-
 def sinh(x: object, /) -> Tensor:
     """sign(x) (E + E / (E + 1)) / 2 with E = expm1(|x|): accurate near 0 too."""
     t = _float(x)
@@ -156,7 +151,7 @@ def logaddexp(x1: object, x2: object, /) -> Tensor:
 
 
 def _primitive(op: str, arity: int):
-    """A libm-backed primitive (scheduler/ops.py): lazy and fused, one call per element."""
+    """A primitive of its own (scheduler/ops.py): lazy and fused like any elementwise op."""
     if arity == 1:
         def f(x: object, /) -> Tensor:
             return _ap(op, _float(x))
@@ -164,10 +159,11 @@ def _primitive(op: str, arity: int):
         def f(x1: object, x2: object, /) -> Tensor:
             return _ap(op, *_float_pair(x1, x2))
     f.__name__ = f.__qualname__ = op
-    f.__doc__ = f"Elementwise {op} in the floating dtype (the C library's {op})."
+    f.__doc__ = f"Elementwise {op} in the floating dtype (as the C library's {op})."
     return f
 
 
+tan = _primitive("tan", 1)
 acos = _primitive("acos", 1)
 asin = _primitive("asin", 1)
 atan = _primitive("atan", 1)

@@ -21,7 +21,7 @@ from scheduler.graph import host_view
 from scheduler.kernel_ir import Kernel, Launch, Op, postorder
 from scheduler.realize import plan
 
-INEXACT_OPS = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "asin", "acos", "atan",
+INEXACT_OPS = {"exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos", "atan",
                "atan2"}
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 # every reduction strategy, and the two-pass ones with a forced 3-way split
