@@ -65,10 +65,25 @@ def selected_positions(t: Tensor, select: Callable[[np.ndarray], np.ndarray]) ->
     return out + view.offset if view.offset else out
 
 
+def _vector_coords(n: int, k: np.ndarray) -> np.ndarray | None:
+    """The coordinates one array `k` picks along an axis of length n, without
+    an arange of n: a mask of exactly n, or integers within bounds. None
+    for anything else (the general path raises NumPy's own errors)."""
+    if k.dtype == np.bool_:
+        return np.flatnonzero(k) if k.shape == (n,) else None
+    if k.dtype.kind not in "iu" or (k.size and (k.min() < -n or k.max() >= n)):
+        return None
+    return np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
+
+
 def positions(t: Tensor, key: object) -> np.ndarray:
     """Element positions `t[key]` selects, shaped like NumPy's result."""
     key = key if isinstance(key, tuple) else (key,)
     host = tuple(_host_index(k) for k in key)
+    if t.ndim == 1 and len(host) == 1 and isinstance(host[0], np.ndarray):  # x[idx], x[mask]
+        coords = _vector_coords(t.shape[0], host[0])
+        if coords is not None:
+            return coords.astype(np.int64) * t._view.strides[0] + t._view.offset
     return selected_positions(t, lambda a: a[host])
 
 

@@ -204,6 +204,32 @@ def test_read_errors_at_build_time(key, match):
     assert_close(other, a * 2)
 
 
+@pytest.mark.parametrize("key", [
+    np.array([3, -1, 0, 3, -10]), np.array([[1, 2], [-3, 0]]), np.array([], np.int64),
+    np.array([9], np.uint64), np.array([True, False] * 5), np.zeros(10, bool)])
+@pytest.mark.parametrize("view", ["whole", "reversed", "strided"])
+def test_one_dimensional_fast_positions(key, view):
+    """x[idx] and x[mask] on a 1-D tensor take their positions straight from
+    the key (no arange of the whole axis): same values, shapes, writes and
+    errors as NumPy, through views with negative and non-unit strides too."""
+    a = np.arange(30, dtype=np.float64) * 1.5
+    t = lazy.tensor(a)
+    sel = {"whole": slice(None), "reversed": slice(None, None, -1), "strided": slice(1, None, 3)}
+    tv, av = t[sel[view]], a[sel[view]]
+    assert av.shape == (10,) or view != "strided"
+    if view != "strided" and key.dtype == bool:
+        with pytest.raises(IndexError, match="boolean index did not match"):
+            tv[key]
+        return
+    np.testing.assert_array_equal(tv[key].numpy(), av[key])
+    tv[key] = -1.0
+    av = av.copy()
+    av[key] = -1.0
+    np.testing.assert_array_equal(tv.numpy(), av)
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size"):
+        tv[np.array([0, len(av)])]
+
+
 def test_index_tensor_errors():
     t, a = base((4, 5), "int64")
     with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 4"):
