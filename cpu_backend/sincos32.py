@@ -53,8 +53,8 @@ class _StringAttr(ir.instructions.CallInstrAttributes):
 def call(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
     """sin, cos or tan (`fn`) of a float32 value, as a call the vectorizer can widen."""
     name = f"lazy_{fn}f"
-    fn = b.module.globals.get(name) or _define(b.module, name, fn)
-    instr = b.call(fn, [x])
+    func = b.module.globals.get(name) or _define(b.module, name, fn)
+    instr = b.call(func, [x])
     variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}_v{n})" for n in WIDTHS)
     instr.attributes = _StringAttr(f'"vector-function-abi-variant"="{variants}"')
     return instr
@@ -87,16 +87,14 @@ def _define(mod: ir.Module, name: str, fn_name: str) -> ir.Function:
     fn.attributes.add("noinline")  # the vectorizer needs the call, not its body
     _fast_or_exact(b, fn.args[0], exact, fn_name)
     for n in WIDTHS:
-        _fast_or_exact(_function(mod, f"{name}_v{n}", ir.VectorType(F32, n))[1],
-                       None, exact, fn_name)
+        vec, vb = _function(mod, f"{name}_v{n}", ir.VectorType(F32, n))
+        _fast_or_exact(vb, vec.args[0], exact, fn_name)
     return fn
 
 
-def _fast_or_exact(b: ir.IRBuilder, x: ir.Value | None, exact: ir.Function,
-                   fn: str) -> None:
-    """The body of a scalar or vector function of x (default: its argument):
-    the short reduction unless some lane is at least FAST_LIMIT (or NaN)."""
-    x = x if x is not None else b.function.args[0]
+def _fast_or_exact(b: ir.IRBuilder, x: ir.Value, exact: ir.Function, fn: str) -> None:
+    """The body of a scalar or vector function of its argument x: the short
+    reduction unless some lane is at least FAST_LIMIT (or NaN)."""
     xd = b.fpext(x, _like(x.type, F64))
     large = b.fcmp_unordered(">=", _fabs(b, xd), _c(xd.type, FAST_LIMIT))
     if isinstance(x.type, ir.VectorType):
