@@ -194,13 +194,38 @@ def _int_div_guard(b, x, y):
     return is0, ism1, safe
 
 
+def _floor_divmod(b, x, y):
+    """(x // y, x % y) with Python's floor semantics, for y not 0 or -1,
+    without an integer division instruction (none is vectorized on x86):
+    a float64 estimate of the floor quotient, refined once from the exact
+    integer remainder (an int64 x is rounded to float64, which can leave
+    the first estimate off by up to |x| 2**-52 / |y|), then moved by one
+    until the remainder has y's sign and is smaller than |y|."""
+    ty = x.type
+    floor = intrinsic(b, "llvm.floor", F64, 1)
+    yd = b.sitofp(y, F64)
+
+    def estimate(v):  # floor(v / y), as an integer
+        return b.fptosi(b.call(floor, [b.fdiv(b.sitofp(v, F64), yd)]), ty)
+    q = estimate(x)
+    r = b.sub(x, b.mul(q, y))
+    if ty.width > 32:  # the remainder is exact; its quotient by y is small
+        q1 = estimate(r)
+        q, r = b.add(q, q1), b.sub(r, b.mul(q1, y))
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    y_neg = b.icmp_signed("<", y, zero)
+    # remainder of the wrong sign: one quotient too many
+    over = b.and_(b.icmp_signed("!=", r, zero), b.xor(b.icmp_signed("<", r, zero), y_neg))
+    q, r = b.select(over, b.sub(q, one), q), b.select(over, b.add(r, y), r)
+    # remainder as large as |y|: one quotient too few
+    under = b.select(y_neg, b.icmp_signed("<=", r, y), b.icmp_signed(">=", r, y))
+    return b.select(under, b.add(q, one), q), b.select(under, b.sub(r, y), r)
+
+
 def _ifloordiv(b, d, x, y):
     zero = ir.Constant(x.type, 0)
     is0, ism1, safe = _int_div_guard(b, x, y)
-    q, r = b.sdiv(x, safe), b.srem(x, safe)
-    adjust = b.and_(b.icmp_signed("!=", r, zero),
-                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
-    q = b.sub(q, b.zext(adjust, x.type))
+    q = _floor_divmod(b, x, safe)[0]
     q = b.select(ism1, b.sub(zero, x), q)  # x // -1 == -x (wraps for INT_MIN)
     return b.select(is0, zero, q)
 
@@ -208,10 +233,7 @@ def _ifloordiv(b, d, x, y):
 def _imod(b, d, x, y):
     zero = ir.Constant(x.type, 0)
     is0, ism1, safe = _int_div_guard(b, x, y)
-    r = b.srem(x, safe)
-    adjust = b.and_(b.icmp_signed("!=", r, zero),
-                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
-    r = b.select(adjust, b.add(r, y), r)
+    r = _floor_divmod(b, x, safe)[1]
     return b.select(b.or_(is0, ism1), zero, r)
 
 

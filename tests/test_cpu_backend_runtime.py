@@ -590,6 +590,30 @@ def test_float64_tan_accuracy():
     np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
 
 
+@pytest.mark.parametrize("d", [int32, int64], ids=lambda d: d.name)
+def test_integer_floor_division_is_exact(d):
+    """Integer // and % without the division instruction (a float64 estimate,
+    refined from the exact remainder): bit for bit NumPy's, for every pair of
+    extremes (INT_MIN, INT_MAX, +-1, 0, around 2**53) and random operands of
+    the whole range, with small and with full-range divisors."""
+    info = np.iinfo(d.np)
+    special = np.array(sorted({0, 1, -1, 2, -2, 3, -7, info.max, info.min, info.max - 1,
+                               info.min + 1, 2**20, -(2**20)} |
+                              ({2**53 + 1, -(2**53) - 1, 2**62, -(2**62)} if d == int64 else
+                               set())), d.np)
+    ys, xs = (a.ravel() for a in np.meshgrid(special, special))
+    rng = np.random.default_rng(23)
+    rx = rng.integers(info.min, info.max, 100_000, dtype=d.np, endpoint=True)
+    ry = rng.integers(info.min, info.max, 100_000, dtype=d.np, endpoint=True)
+    small = rng.integers(-1000, 1000, 100_000).astype(d.np)
+    x, y = np.concatenate([xs, rx, rx, rx >> 12]), np.concatenate([ys, ry, small, small])
+    for op, ref in (("floordiv", np.floor_divide), ("mod", np.remainder)):
+        k = contiguous_kernel(lambda a, b: binop(op, a, b), [d, d], d)
+        (ours,), _ = run_flat(k, [x, y])
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(ours, ref(x, y))
+
+
 # -- elementwise tiled order (transposed operands) ----------------------------------------
 def _transpose_case(d: DType, shape, rng):
     """out = maximum(a + b.T-like, c): a contiguous, b transposed on the last two axes,
