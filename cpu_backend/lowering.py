@@ -203,10 +203,14 @@ def _floor_divmod(b, x, y):
     until the remainder has y's sign and is smaller than |y|."""
     ty = x.type
     floor = intrinsic(b, "llvm.floor", F64, 1)
+    # INT64_MAX // 1 estimates 2**63, which fptosi would make poison: cap it
+    # at the largest double below 2**63 (the refinement adds the rest)
+    cap = ir.Constant(F64, float(2**63 - 1024))
     yd = b.sitofp(y, F64)
 
     def estimate(v):  # floor(v / y), as an integer
-        return b.fptosi(b.call(floor, [b.fdiv(b.sitofp(v, F64), yd)]), ty)
+        e = b.call(floor, [b.fdiv(b.sitofp(v, F64), yd)])
+        return b.fptosi(b.select(b.fcmp_ordered(">", e, cap), cap, e), ty)
     q = estimate(x)
     r = b.sub(x, b.mul(q, y))
     if ty.width > 32:  # the remainder is exact; its quotient by y is small
