@@ -3,7 +3,7 @@
 Modules, in pipeline order:
   lowering.py      per-op emitters (the registration for scheduler.ops), casts
   vmath.py         vectorizable exp/log/tanh/sin/cos (libm calls would stop vectorization)
-  sincos32.py      float32 sin/cos as calls the vectorizer widens to our vector versions
+  sincos.py        sin/cos/tan as calls the vectorizer widens to our vector versions
   invtrig.py       vectorizable asin/acos/atan/atan2 (Cephes, computed in float64)
   reduction.py     accumulator rules for the eight reductions
   codegen.py       the entry signature, row x innermost-axis flat-range loops, loop hints

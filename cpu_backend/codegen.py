@@ -374,7 +374,7 @@ def generate(kernel: Kernel, triple: str = "", data_layout: str = "",
     input `alias` is read exactly where the output is written (loops.py).
     """
     from .loops import emit_body
-    from .sincos32 import keep_variants
+    from .sincos import keep_variants
     g = _Gen(kernel, triple, data_layout, alias)
     emit_body(g)
     g.b.ret_void()

@@ -142,10 +142,10 @@ def _log(b, d, x):
 
 
 def _trig(name: str) -> Emitter:
-    """sin/cos/tan: float32 through sincos32.py, float64 vmath.py's."""
+    """sin/cos/tan: sincos.py's calls, which the vectorizer widens."""
     def emit(b, d, x):
-        from . import sincos32, vmath
-        return sincos32.call(b, x, name) if x.type == F32 else getattr(vmath, name)(b, x)
+        from . import sincos
+        return sincos.call(b, x, name)
     return emit
 
 
@@ -327,7 +327,7 @@ EMITTERS: dict[str, Emitter] = {
     "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
     "log": _log,  # vmath.py too
     "sqrt": _call("llvm.sqrt"),
-    "sin": _trig("sin"),  # vmath.py/sincos32.py: exact reduction, no libm call
+    "sin": _trig("sin"),  # sincos.py/vmath.py: exact reduction, no libm call
     "cos": _trig("cos"),
     "tan": _trig("tan"),
     "tanh": _tanh,  # vmath.py too

@@ -307,7 +307,7 @@ def _rem_pio2_f32(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir
     """_rem_pio2 for |x| that is a float32 value: |x| 2/pi mod 4 as a sum of
     exact products, each taken mod 4 exactly (p - 4 floor(p/4)), added in
     double-double. Only float64 multiplies, adds and floors (no table, no
-    64-bit integer multiplies), so `ax` may also be a vector (sincos32.py)."""
+    64-bit integer multiplies), so `ax` may also be a vector (sincos.py)."""
     ty = ax.type
     floor = intrinsic(b, "llvm.floor", ty, 1)
     s, e = None, _c(ty, 0.0)

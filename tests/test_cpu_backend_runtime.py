@@ -477,6 +477,8 @@ def test_sin_cos_accuracy(name, d):
                          np.nextafter(np.pi / 4, 1)]]).astype(d.np)
     k = contiguous_kernel(lambda a: unop(name, a), [d], d)
     assert "@llvm.sin" not in BE.source(k) and "@llvm.cos" not in BE.source(k)
+    vector = f"@lazy_{name}{'f' if d == float32 else 'd'}_v"  # sincos.py's, called
+    assert vector in BE.jit.optimized_ir(k).split("define", 1)[1]
     (ours,), (ref,) = run_flat(k, [x])
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
     zero = ref == 0
@@ -493,15 +495,15 @@ def test_sin_cos_accuracy(name, d):
 
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_float32_sin_cos_short_and_exact_paths(name):
-    """sincos32.py: a float32 sin/cos loop calls our vector versions; a vector
+    """sincos.py: a float32 sin/cos loop calls our vector versions; a vector
     whose lanes are all below FAST_LIMIT takes the short reduction, one with a
     large or NaN lane takes the exact path on every lane, and both round
     correctly (within half an ulp of float64's result, rounded)."""
-    from cpu_backend import sincos32
+    from cpu_backend import sincos
     k = contiguous_kernel(lambda a: unop(name, a), [float32], float32)
     assert f"@lazy_{name}f_v16" in BE.jit.optimized_ir(k).split("define", 1)[1]
     near = (np.arange(1, 90_000) * (np.pi / 2)).astype(np.float32)  # up past FAST_LIMIT
-    lim = np.float32(sincos32.FAST_LIMIT)
+    lim = np.float32(sincos.FAST_LIMIT["float32"])
     edge = np.array([lim, -lim, np.nextafter(lim, 0), np.nextafter(lim, np.inf), -0.0, 1e-40],
                     np.float32)
     mixed = near.copy()
