@@ -16,6 +16,7 @@ import math
 from llvmlite import ir
 
 from .lowering import F32, F64, intrinsic
+from .vmath import fabs
 
 _PIO2, _PIO4, _MOREBITS = math.pi / 2, math.pi / 4, 6.123233995736765886130e-17
 _T3P8 = 2.41421356237309504880  # tan(3 pi / 8)
@@ -56,10 +57,6 @@ def _back(b: ir.IRBuilder, v: ir.Value, ty: ir.Type) -> ir.Value:
     return b.fptrunc(v, F32) if ty == F32 else v
 
 
-def _fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return b.call(intrinsic(b, "llvm.fabs", F64, 1), [x])
-
-
 def _copysign(b: ir.IRBuilder, mag: ir.Value, sign: ir.Value) -> ir.Value:
     return b.call(intrinsic(b, "llvm.copysign", F64, 2), [mag, sign])
 
@@ -81,13 +78,13 @@ def _atan_parts(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value]:
 
 def atan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     xd = _f64(b, x)
-    base, small = _atan_parts(b, _fabs(b, xd))
+    base, small = _atan_parts(b, fabs(b, xd))
     return _back(b, _copysign(b, b.fadd(base, small), xd), x.type)
 
 
 def _asin_d(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """asin of a double (NaN outside [-1, 1])."""
-    a = _fabs(b, x)
+    a = fabs(b, x)
     # |x| > 0.625: pi/2 - 2 asin(sqrt((1 - a)/2)), in Cephes' split form
     zz = b.fsub(_k(1.0), a)
     p = b.fdiv(b.fmul(zz, _poly(b, zz, _ASIN_R)), _poly(b, zz, _ASIN_S, monic=True))
@@ -120,7 +117,7 @@ def atan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     (-0.0 included), then given y's sign; both zero or both infinite first
     set the ratio to 0 or 1, which C's special cases come out of."""
     yd, xd = _f64(b, y), _f64(b, x)
-    ay, ax = _fabs(b, yd), _fabs(b, xd)
+    ay, ax = fabs(b, yd), fabs(b, xd)
     inf = _k(math.inf)
     both_inf = b.and_(b.fcmp_ordered("==", ay, inf), b.fcmp_ordered("==", ax, inf))
     both_zero = b.and_(b.fcmp_ordered("==", ay, _k(0.0)), b.fcmp_ordered("==", ax, _k(0.0)))

@@ -24,7 +24,7 @@ from fractions import Fraction
 from llvmlite import ir
 
 from .lowering import F32, F64, I1, I64, intrinsic
-from .vmath import _c, _k_cos, _k_sin, _like, _pi_scaled, _sincos
+from .vmath import _c, _k_cos, _k_sin, _like, _pi_scaled, _sincos, fabs
 
 # per dtype: name suffix, vector widths offered, lanes of the shared exact
 # path (0: lane by lane), |x| below which the short reduction is taken
@@ -113,7 +113,7 @@ def _fast_or_exact(b: ir.IRBuilder, x: ir.Value, slow, fn: str, limit: float) ->
     """The body of a scalar or vector function of its argument x: the short
     reduction unless some lane is at least `limit` (or NaN), else `slow`."""
     xd = b.fpext(x, _like(x.type, F64)) if _element(x.type) == F32 else x
-    large = b.fcmp_unordered(">=", _fabs(b, xd), _c(xd.type, limit))
+    large = b.fcmp_unordered(">=", fabs(b, xd), _c(xd.type, limit))
     if isinstance(x.type, ir.VectorType):
         n = x.type.count
         large = b.icmp_unsigned("!=", b.bitcast(large, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
@@ -152,10 +152,6 @@ def _call_exact(b: ir.IRBuilder, exact: ir.Function, x: ir.Value) -> ir.Value:
     return b.shuffle_vector(out, out, ir.Constant(ir.VectorType(i32, n), list(range(n))))
 
 
-def _fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    return b.call(intrinsic(b, "llvm.fabs", x.type, 1), [x])
-
-
 def _fast64(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
     """sin, cos or tan of a float64 x (scalar or vector), |x| < 2**20:
     fdlibm's medium-size reduction (e_rem_pio2.c): x - k pi/2 with pi/2's
@@ -174,7 +170,7 @@ def _fast64(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
         return r2, b.fsub(b.fmul(k, _c(ty, pt)), b.fsub(b.fsub(r, r2), w))
     r, w = step(b.fsub(x, b.fmul(k, _c(ty, p1))), p2, p2t)
     r3, w3 = step(r, p3, p3t)
-    tiny = b.fcmp_ordered("<", _fabs(b, b.fsub(r, w)), b.fmul(_fabs(b, x), _c(ty, 2.0 ** -49)))
+    tiny = b.fcmp_ordered("<", fabs(b, b.fsub(r, w)), b.fmul(fabs(b, x), _c(ty, 2.0 ** -49)))
     r, w = b.select(tiny, r3, r), b.select(tiny, w3, w)
     hi = b.fsub(r, w)
     lo = b.fsub(b.fsub(r, hi), w)

@@ -32,6 +32,11 @@ def _c(ty: ir.Type, v: float) -> ir.Constant:
     return ir.Constant(ty, v)
 
 
+def fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """|x| of a float scalar or vector."""
+    return b.call(intrinsic(b, "llvm.fabs", x.type, 1), [x])
+
+
 def _horner(b: ir.IRBuilder, x: ir.Value, coeffs: list[float]) -> ir.Value:
     acc = _c(x.type, coeffs[0])
     for c in coeffs[1:]:
@@ -83,7 +88,7 @@ _TANH = [21844 / 6081075, -1382 / 155925, 62 / 2835, -17 / 315, 2 / 15, -1 / 3]
 def tanh32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """|x| < 0.5: odd Taylor polynomial to x**13; else sign(x)(1 - 2/(e^2|x| + 1))."""
     ty = x.type
-    ax = b.call(intrinsic(b, "llvm.fabs", ty, 1), [x])
+    ax = fabs(b, x)
     xx = b.fmul(x, x)
     small = b.fadd(x, b.fmul(b.fmul(x, xx), _horner(b, xx, _TANH)))
     e = exp(b, b.fmul(ax, _c(ty, 2.0)))
@@ -100,7 +105,7 @@ _TANH_Q = [1.0, 1.12811678491632931402E2, 2.23548839060100448583E3, 4.8440630532
 def tanh64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """Cephes tanh: |x| < 0.625: x + x^3 P(x^2)/Q(x^2); else sign(x)(1 - 2/(e^2|x| + 1))."""
     ty = x.type
-    ax = b.call(intrinsic(b, "llvm.fabs", ty, 1), [x])
+    ax = fabs(b, x)
     xx = b.fmul(x, x)
     ratio = b.fdiv(_horner(b, xx, _TANH_P), _horner(b, xx, _TANH_Q))
     small = b.fadd(x, b.fmul(b.fmul(x, xx), ratio))
@@ -360,7 +365,7 @@ def _sincos(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
     single = ty != F64
     dty = _like(ty, F64)
     xd = b.fpext(x, dty) if single else x
-    ax = b.call(intrinsic(b, "llvm.fabs", dty, 1), [xd])
+    ax = fabs(b, xd)
     n, rh, rl = (_rem_pio2_f32 if single else _rem_pio2)(b, ax)
     ks, kc = _k_sin(b, rh, rl), _k_cos(b, rh, rl)
     odd = b.trunc(n, _like(ty, ir.IntType(1)))           # quadrant 1 or 3: swap sin/cos

@@ -114,6 +114,15 @@ def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray,
     return (step.base.array if ok else step.base.array.copy()), why
 
 
+def _compile_prologue(backend, pro: Step | None, info: CompileInfo) -> tuple[object, CompileInfo]:
+    """A matmul prologue's compiled kernel (None without one); its compile
+    time joins the step's."""
+    if pro is None:
+        return None, info
+    compiled, pro_info = backend.compile(pro.kernel)
+    return compiled, CompileInfo(info.cache, info.ms + pro_info.ms, info.new)
+
+
 def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, float]:
     """`b`'s prologue kernel into a scratch b, then BLAS on row panels, each
     followed by the epilogue kernel on that panel (and preceded by `a`'s
@@ -123,11 +132,8 @@ def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, flo
     dtype = core.mm.dtype
     compiled, info = backend.compile(step.kernel)
     pro_a, pro_b = step.a_prologue, step.b_prologue
-    pro_compiled = {}
-    for pro in (pro_a, pro_b):
-        if pro is not None:
-            pro_compiled[id(pro)], pro_info = backend.compile(pro.kernel)
-            info = CompileInfo(info.cache, info.ms + pro_info.ms, info.new)
+    a_compiled, info = _compile_prologue(backend, pro_a, info)
+    b_compiled, info = _compile_prologue(backend, pro_b, info)
     outs = [_allocate(backend, b) for b in step.outputs]
     rows = panel_rows(m, k, n, dtype.itemsize)
     a_panel = scratch("a", rows * k, core.a.dtype.np) if pro_a is not None else None
@@ -138,7 +144,7 @@ def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, flo
     t = time.perf_counter()
     if pro_b is not None:  # every panel multiplies by all of b: computed once, whole
         b_host = scratch("b", k * n, core.b.dtype.np)
-        backend.run(pro_compiled[id(pro_b)], pro_b.kernel, pro_b.launch,
+        backend.run(b_compiled, pro_b.kernel, pro_b.launch,
                     [None if b is None else b.array for b in pro_b.inputs], [b_host])
         b_host = b_host.reshape(k, n)
     else:
@@ -148,7 +154,7 @@ def _run_matmul(step: Step, backend) -> tuple[list[np.ndarray], CompileInfo, flo
         r1 = min(m, r0 + rows)
         t = time.perf_counter()
         if pro_a is not None:
-            backend.run(pro_compiled[id(pro_a)], pro_a.kernel,
+            backend.run(a_compiled, pro_a.kernel,
                         slice_rows(pro_a.launch, m, r0, r1, shift_outputs=False),
                         [None if b is None else b.array for b in pro_a.inputs], [a_panel])
             a_rows = a_panel[:(r1 - r0) * k].reshape(r1 - r0, k)
