@@ -71,6 +71,14 @@ class Ptr(NamedTuple):
     p: ir.Value
 
 
+class Hoisted(NamedTuple):
+    """An input's value for a whole row, loaded before the row's inner loop:
+    its inner stride is the constant 0 (`x[:, None]`, a row's index in a
+    gather). LLVM cannot hoist that load itself (the row's stores might
+    alias it), and a load left inside keeps the loop from vectorizing."""
+    value: ir.Value
+
+
 class _LoopID(ir.values.MDValue):
     """A loop's `!llvm.loop` node, `distinct !{self, properties...}`: LLVM
     wants the self reference, which `ir.Module.add_metadata` cannot build."""
@@ -295,6 +303,8 @@ class _Gen:
     def load(self, i: int, loc: "ir.Value | Ptr") -> tuple[ir.Value, object]:
         """Value of input i at a position (through its chain) or a direct pointer."""
         inp = self.k.inputs[i]
+        if isinstance(loc, Hoisted):
+            return loc.value, inp.dtype
         if isinstance(loc, Ptr):
             v = self.b.load(loc.p)
         else:

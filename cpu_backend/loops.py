@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from scheduler.kernel_ir import Expr, Kernel, Load, Reduced, Scalar, ViewSlot
 
-from .codegen import Ptr, _Gen
+from .codegen import Hoisted, Ptr, _Gen
 from .lowering import I64, cast
 
 _ZERO = ir.Constant(I64, 0)
@@ -147,9 +147,16 @@ def _elementwise(g: _Gen) -> None:
     views = [(g.lay.inputs[i][0], in_st[i]) for i in range(len(k.inputs))]
     views += [(s, st) for s, st in zip(g.lay.outputs, out_st)]
 
+    nin = len(k.inputs)
+    aliases = _alias_candidates(g, in_st, out_st)
+    hoist = [n for n, inp in enumerate(k.inputs)
+             if inp.inner == 0 and not inp.indirect and n not in aliases]
+
     def row(flat, idx, col):
         locs = [_row_loc(g, n, _row_base(g, g.a[slot.offset], idx, col, st))
                 for n, (slot, st) in enumerate(views)]
+        for n in hoist:
+            locs[n] = Hoisted(g.load(n, locs[n])[0])
         for n, o in enumerate(k.outputs):  # one base for outputs tiling one buffer
             lead = locs[len(k.inputs) + (o.follows or 0)]
             if o.follows is not None and isinstance(lead, Ptr):
@@ -159,8 +166,6 @@ def _elementwise(g: _Gen) -> None:
 
     versions, check, pick = _stride_versions(g, [st[-1] for _, st in views],
                                              [_fixed_view(g, n) for n in range(len(views))])
-    nin = len(k.inputs)
-    aliases = _alias_candidates(g, in_st, out_st)
     # (stride tag, aliased input): alias versions first, then stride-only ones
     tags = [(s, a) for a in aliases for s in list(versions) + [None]] + [(s, None) for s in versions]
 
