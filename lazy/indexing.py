@@ -1,24 +1,37 @@
 """Advanced indexing: integer arrays and boolean masks, read as gathers.
 
-Positions come from NumPy itself: select from an array shaped like `t`
-with the same key, and NumPy's rules give the result shape (non-adjacent
-advanced indices included) and its bounds errors. The array is each
-axis's coordinates broadcast to `t`'s shape (stride 0, never written out),
-one axis at a time, so the work is the size of the selection, not of `t`
-(`selected_positions`). The gather is then a lazy op that fuses like an
-elementwise one. Index tensors are synced first (their values decide
-shapes and bounds): a logged sync point.
+A key of slices, integers, integer arrays and masks is an affine map
+from the result's coordinates to storage positions (selection.py): the
+advanced indices' part is computed on the host, and for a large result
+the slice axes' part is added inside the gather's kernel, so nothing of
+the result's size is written first. Any other key (newaxis, boolean
+scalars, out-of-bounds or mismatched indices) takes the general path:
+select from arrays shaped like `t` with the same key, and NumPy's rules
+give the result shape and its errors. Those arrays are each axis's
+coordinates broadcast to `t`'s shape (stride 0, never written out), one
+axis at a time (`selected_positions`).
+
+The gather is a lazy op that fuses like an elementwise one. Index tensors
+are synced first (their values decide shapes and bounds): a logged sync
+point.
 """
 from __future__ import annotations
 
-import numpy as np
-
+import math
 from typing import Callable
 
+import numpy as np
+
+from scheduler.dtypes import int64
 from scheduler.view import View, normalize_dim
 
-from . import elementwise, runtime
+from . import elementwise, runtime, selection
+from .selection import Selection, Term
 from .tensor import Tensor, asarray_like
+
+# below this many result elements the positions are written on the host:
+# a computed-positions kernel is a new structure to compile, ~30 ms once
+COMPUTED_POSITIONS = 1 << 16
 
 
 def _is_array_like(k: object) -> bool:
@@ -65,44 +78,68 @@ def selected_positions(t: Tensor, select: Callable[[np.ndarray], np.ndarray]) ->
     return out + view.offset if view.offset else out
 
 
-def _vector_coords(n: int, k: np.ndarray) -> np.ndarray | None:
-    """The coordinates one array `k` picks along an axis of length n, without
-    an arange of n: a mask of exactly n, or integers within bounds. None
-    for anything else (the general path raises NumPy's own errors)."""
-    if k.dtype == np.bool_:
-        return np.flatnonzero(k) if k.shape == (n,) else None
-    if k.dtype.kind not in "iu" or (k.size and (k.min() < -n or k.max() >= n)):
-        return None
-    return np.where(k < 0, k + n, k) if k.size and k.min() < 0 else k
+def _selection(t: Tensor, key: object) -> tuple[tuple, Selection | None]:
+    key = key if isinstance(key, tuple) else (key,)
+    host = tuple(_host_index(k) for k in key)
+    return host, selection.parse(t.shape, t._view.strides, t._view.offset, host)
 
 
 def positions(t: Tensor, key: object) -> np.ndarray:
     """Element positions `t[key]` selects, shaped like NumPy's result."""
-    key = key if isinstance(key, tuple) else (key,)
-    host = tuple(_host_index(k) for k in key)
-    if t.ndim == 1 and len(host) == 1 and isinstance(host[0], np.ndarray):  # x[idx], x[mask]
-        coords = _vector_coords(t.shape[0], host[0])
-        if coords is not None:
-            return coords.astype(np.int64) * t._view.strides[0] + t._view.offset
-    return selected_positions(t, lambda a: a[host])
+    host, sel = _selection(t, key)
+    return sel.positions() if sel is not None else selected_positions(t, lambda a: a[host])
 
 
-def positions_tensor(pos: np.ndarray, device: str) -> Tensor:
+def positions_tensor(pos: np.ndarray, device: str, dtype: object = np.int64) -> Tensor:
     """Host-computed element positions, on `device` (a logged transfer off the CPU)."""
-    p = asarray_like(np.ascontiguousarray(pos, dtype=np.int64), "cpu")
+    p = asarray_like(np.ascontiguousarray(pos, dtype=dtype), "cpu")
     return p if device == "cpu" else p.to(device)
 
 
-def gather(t: Tensor, pos: np.ndarray) -> Tensor:
+def gather(t: Tensor, pos: np.ndarray | Tensor) -> Tensor:
     """A new tensor of `t`'s values at storage positions `pos` (a copy, as NumPy's)."""
-    p = positions_tensor(pos, t.device)
+    p = pos if isinstance(pos, Tensor) else positions_tensor(pos, t.device)
     base = t._buf
     return runtime.make("gather", ((base, View((base.size,), (1,), 0)), (p._buf, p._view)),
                         None, t.dtype, tuple(pos.shape), t.device)
 
 
+def _term_tensor(term: Term, device: str) -> Tensor:
+    """A term as lazy int64 ops on its uploaded index (the decomposition of
+    a mask's flat indices included), computed in the gather's kernel."""
+    flat = elementwise.cast(positions_tensor(term.index, device, term.index.dtype), int64)
+    out = None
+    for d in range(len(term.shape) - 1, 0, -1):
+        part = (flat % term.shape[d]) * term.strides[d]
+        out = part if out is None else out + part
+        flat = flat // term.shape[d]
+    part = flat * term.strides[0]
+    return part if out is None else out + part
+
+
+def _computed_positions(sel: Selection, device: str) -> Tensor:
+    """The positions as a lazy expression, added in the gather's own kernel:
+    nothing of the result's size is written first."""
+    p = None
+    for term in sel.terms:
+        v = _term_tensor(term, device).reshape(sel.at_rank(term.index.shape))
+        p = v if p is None else p + v
+    if sel.offset:
+        p = p + sel.offset
+    rank = len(sel.shape)
+    for dim, n, step in sel.slices:
+        shape = (1,) * dim + (n,) + (1,) * (rank - dim - 1)
+        p = p + (runtime.make("iota", (), None, int64, (n,), device) * step).reshape(shape)
+    return p.broadcast_to(sel.shape)
+
+
 def getitem(t: Tensor, key: object) -> Tensor:
-    return gather(t, positions(t, key))
+    host, sel = _selection(t, key)
+    if sel is None:
+        return gather(t, selected_positions(t, lambda a: a[host]))
+    if math.prod(sel.shape) < COMPUTED_POSITIONS:
+        return gather(t, sel.positions())
+    return gather(t, _computed_positions(sel, t.device))
 
 
 def _index_array(index: object, what: str) -> np.ndarray:

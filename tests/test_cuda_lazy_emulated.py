@@ -558,14 +558,19 @@ def test_setitem_advanced_on_cuda(cuda):
     assert write_reasons()
 
 
-def test_advanced_indexing_read_on_cuda(cuda):
-    """Integer-array and boolean-mask reads of a cuda tensor: gathers on the device."""
+@pytest.mark.parametrize("computed", [False, True])
+def test_advanced_indexing_read_on_cuda(cuda, computed, monkeypatch):
+    """Integer-array and boolean-mask reads of a cuda tensor: gathers on the
+    device, with positions from the host or computed in the kernel."""
+    if computed:
+        monkeypatch.setattr(lazy.indexing, "COMPUTED_POSITIONS", 0)
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = on_cuda(a)
     lazy.log.clear()
     check(x[[2, 0]], a[[2, 0]])
     check(x[x < 5], a[a < 5])
     check(x[:, [3, 1]] * 2, a[:, [3, 1]] * 2)
+    check(x.T[1:, ::-1][a.T[1:, ::-1] > 4], a.T[1:, ::-1][a.T[1:, ::-1] > 4])
     assert_ran_on_cuda()
 
 
