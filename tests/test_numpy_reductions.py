@@ -135,6 +135,28 @@ def test_searchsorted_sort_argsort_are_logged_fallbacks(allow):
                      "fallback: argsort not lowered"}
 
 
+@pytest.mark.parametrize("shape, axis", [((1000,), -1), ((40, 50), 0), ((40, 50), 1),
+                                         ((3, 4, 50), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sort_is_bitwise_the_stable_sort(allow, shape, axis, dtype):
+    """Floats sort with NumPy's default (faster) sort, then signed zeros and
+    NaN payloads go back to their original order: bit for bit a stable sort,
+    ascending and descending (NaNs first, equal elements still in order)."""
+    rng = np.random.default_rng(7)
+    a = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.5], dtype), size=shape)
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    payload = np.array([0x7FC00001], np.uint32) if dtype == np.float32 else \
+        np.array([0x7FF8000000000001], np.uint64)
+    a.reshape(-1)[::7] = payload.view(dtype)[0]  # a NaN unlike np.nan in its bits
+    assert np.isnan(a).any() and np.signbit(a[a == 0]).any()
+    got = lnp.sort(lnp.asarray(a), axis=axis).numpy()
+    np.testing.assert_array_equal(got.view(bits), np.sort(a, axis=axis, kind="stable").view(bits))
+    down = np.take_along_axis(a, np.argsort(np.where(np.isnan(a), -np.inf, -a), axis=axis,
+                                            kind="stable"), axis=axis)
+    got = lnp.sort(lnp.asarray(a), axis=axis, descending=True).numpy()
+    np.testing.assert_array_equal(got.view(bits), down.view(bits))
+
+
 def test_sort_under_strict_fallback_raises():
     with pytest.raises(lazy.FallbackError, match="sort"):
         lnp.sort(lnp.asarray(np.arange(3)))

@@ -16,12 +16,33 @@ def _check(name: str, t: Tensor, axis: int) -> int:
     return axis_arg(axis, t.ndim)
 
 
+def _stable_float_sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """A stable sort's exact result (ascending, or descending with equal
+    elements still in their original order) at the speed of NumPy's default
+    sort, about twice the stable one's for floats. The two differ only in
+    the order of elements that compare equal but differ in bits, -0.0/+0.0
+    and NaNs; those are put back in their original order (boolean indexing
+    visits rows in the same order on both sides, so each row gets its own)."""
+    s = np.sort(a, axis=axis)
+    if descending:
+        s = np.ascontiguousarray(np.flip(s, axis=axis))
+    src, dst = np.moveaxis(a, axis, -1), np.moveaxis(s, axis, -1)
+    for same in (lambda v: v == 0, np.isnan):
+        picked = same(src)
+        if picked.any():
+            dst[same(dst)] = src[picked]
+    return s
+
+
 def sort(x: object, /, axis: int = -1, kind: str | None = None, *, descending: bool = False,
          stable: bool = True) -> Tensor:
     """Sorted copy along `axis` (NaNs last ascending, first descending)."""
     t = tensor(x)
     axis = _check("sort", t, axis)
-    if kind is None and stable and not t.dtype.is_float:
+    if kind is None and stable and t.dtype.is_float:
+        return numpy_fallback("sort", _stable_float_sort, (t,), {"axis": axis,
+                                                                 "descending": descending})
+    if kind is None and stable:
         stable = False  # equal integers are indistinguishable: NumPy's fastest sort gives the same
     out = numpy_fallback("sort", np.sort, (t,), {"axis": axis, "kind": kind or
                                                   ("stable" if stable else None)})
