@@ -136,6 +136,11 @@ def _exp(b, d, x):
     return exp(b, x)
 
 
+def _expm1(b, d, x):
+    from .vmath import expm1
+    return expm1(b, x)
+
+
 def _log(b, d, x):
     from .vmath import log
     return log(b, x)
@@ -325,6 +330,7 @@ EMITTERS: dict[str, Emitter] = {
     "neg": _neg,
     "abs": _abs,
     "exp": _exp,  # vmath.py: vectorizable, unlike the libm call llvm.exp becomes
+    "expm1": _expm1,  # vmath.py too
     "log": _log,  # vmath.py too
     "sqrt": _call("llvm.sqrt"),
     "sin": _trig("sin"),  # sincos.py/vmath.py: exact reduction, no libm call

@@ -79,7 +79,7 @@ def cast(x: str, src: DType, dst: DType) -> str:
     return f"(({ctype(dst)})({x}))"
 
 
-_UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh",
+_UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "expm1", "log", "sqrt", "sin", "cos", "tan", "tanh",
                                       "sigmoid", "asin", "acos", "atan", "signbit",
                                       "floor", "ceil", "trunc", "rint")}
 _BINARY_CALL = {"add": "lz_add", "sub": "lz_sub", "mul": "lz_mul", "floordiv": "lz_floordiv",

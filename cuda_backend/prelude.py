@@ -91,6 +91,8 @@ LZ_D float lz_cos(float x) { return cosf(x); }
 LZ_D double lz_cos(double x) { return cos(x); }
 LZ_D float lz_tan(float x) { return tanf(x); }
 LZ_D double lz_tan(double x) { return tan(x); }
+LZ_D float lz_expm1(float x) { return expm1f(x); }
+LZ_D double lz_expm1(double x) { return expm1(x); }
 LZ_D float lz_tanh(float x) { return tanhf(x); }
 LZ_D double lz_tanh(double x) { return tanh(x); }
 LZ_D float lz_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

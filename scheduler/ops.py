@@ -153,6 +153,7 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("neg", 1, np.negative, kinds="if"),
     _p("abs", 1, np.abs),
     _p("exp", 1, np.exp, floating=True),
+    _p("expm1", 1, np.expm1, floating=True),
     _p("log", 1, np.log, floating=True),
     _p("sqrt", 1, np.sqrt, floating=True),
     _p("sin", 1, np.sin, floating=True),

@@ -126,7 +126,7 @@ def lazy_dtype_name(op: str, *operands) -> str:
     """
     args = [o.dtype if isinstance(o, np.ndarray) else o for o in operands]
     promoted = np.result_type(*args)
-    if op in ("truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"):
+    if op in ("truediv", "exp", "expm1", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"):
         if promoted == np.bool_:
             return "float32"
         if promoted.kind in "iu":

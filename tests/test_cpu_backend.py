@@ -29,7 +29,7 @@ from cpu_backend_helpers import (BE, BE_TILED, assert_same, contiguous_kernel, r
 # NumPy warns about NaN/overflow casts inside the reference; that is expected here.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-TRANSCENDENTAL = {"exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos",
+TRANSCENDENTAL = {"exp", "expm1", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos",
                   "atan", "atan2",
                   "philox_normal_f32", "philox_normal_f64"}  # Box-Muller: log, sin, cos
 EXACT_OPS = sorted(set(ELEMENTWISE) - TRANSCENDENTAL)

@@ -1,11 +1,12 @@
 """Transcendental functions composed from exp, log, sqrt, sin and cos.
 
 Each composition is the textbook accurate one (a few ulp), so it fuses
-like any elementwise op: `expm1` and `log1p` use Kahan's correction
-(exact where 1 + x rounds), `sinh`, `asinh`, `acosh` and `atanh` go
-through them, `hypot` scales by the larger magnitude (no overflow).
-Functions with no accurate composition (asin, acos, atan, atan2,
-nextafter) are primitives of their own, calls to the C library's.
+like any elementwise op: `log1p` uses Goldberg's correction (exact where
+1 + x rounds), `sinh`, `asinh`, `acosh` and `atanh` go through it or
+`expm1`, `hypot` scales by the larger magnitude (no overflow). Functions
+with no accurate composition, or one much slower than their own code
+(expm1, tan, asin, acos, atan, atan2, nextafter), are primitives of their
+own (scheduler/ops.py).
 """
 from __future__ import annotations
 
@@ -51,18 +52,6 @@ def _odd(x: Tensor, magnitude: Tensor) -> Tensor:
     """f(x) = sign(x) f(|x|), with f(+-0) = +-0 (x itself)."""
     return _where(_ap("eq", x, 0.0), x, _where(_ap("lt", x, 0.0), _ap("neg", magnitude),
                                                 magnitude))
-
-
-def expm1(x: object, /) -> Tensor:
-    """exp(x) - 1 without cancellation: (u - 1) * (x / log(u)) for u = exp(x)
-    (Kahan; x / log(u) first, so a result near the largest float cannot overflow)."""
-    t = _float(x)
-    u = _ap("exp", t)
-    um1 = _ap("sub", u, 1.0)
-    out = _ap("mul", um1, _ap("truediv", t, _ap("log", u)))
-    out = _where(_ap("eq", um1, -1.0), -1.0, out)
-    out = _where(_ap("eq", u, 1.0), t, out)
-    return _where(_ap("eq", u, np.inf), np.inf, out)
 
 
 def log1p(x: object, /) -> Tensor:
@@ -163,6 +152,7 @@ def _primitive(op: str, arity: int):
     return f
 
 
+expm1 = _primitive("expm1", 1)
 tan = _primitive("tan", 1)
 acos = _primitive("acos", 1)
 asin = _primitive("asin", 1)

@@ -16,12 +16,13 @@ from typing import Callable
 import numpy as np
 
 import lazy
+import lazy.numpy as lnp
 from scheduler import interpret
 from scheduler.graph import host_view
 from scheduler.kernel_ir import Kernel, Launch, Op, postorder
 from scheduler.realize import plan
 
-INEXACT_OPS = {"exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos", "atan",
+INEXACT_OPS = {"exp", "expm1", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos", "atan",
                "atan2"}
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 # every reduction strategy, and the two-pass ones with a forced 3-way split
@@ -123,7 +124,7 @@ def builders() -> dict[str, Callable[[np.random.Generator], list]]:
             outs = [lazy.exp(a), lazy.log(abs(a)), lazy.sqrt(abs(a)), lazy.sin(a), lazy.cos(a),
                     lazy.tanh(a), lazy.sigmoid(a)]
             if d.startswith("float"):
-                outs.append(a ** _arr(rng, d, (6, 7)))
+                outs += [a ** _arr(rng, d, (6, 7)), lnp.expm1(a * 0.25)]
             return outs
         B[f"transcendental/{d}"] = trans
     B["pow/int"] = lambda rng: [lazy.asarray(rng.integers(-3, 4, (5, 6)).astype("int64"))
