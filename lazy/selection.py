@@ -145,6 +145,8 @@ def parse(shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
         else:
             return None
     adv_at = [i for i, p in enumerate(parts) if p[0] == "a"]
+    if not adv_at:  # basic indexing: a view, not a selection (lazy/views.py)
+        return None
     terms = tuple(parts[i][1] for i in adv_at)
     try:
         b_shape = np.broadcast_shapes(*(t.index.shape for t in terms))
