@@ -130,11 +130,11 @@ def test_random_keys_on_random_views_match_numpy(case, computed):
 @pytest.mark.parametrize("key", [
     (None, np.array([0])), (np.array([0]), None), True, np.array(True),
     np.array([7]), np.array([-8]), np.array([True, False]), (np.array([0, 1]), np.array([0, 1, 2])),
-    (slice(1, 3), 0)])
+    (slice(1, 3),)])
 def test_parse_leaves_other_keys_to_the_general_path(key):
     """newaxis, boolean scalars, out-of-bounds and unbroadcastable indices,
     mismatched masks: None, so that NumPy's own rules answer them; and a
-    key with no array at all, which is a view."""
+    key of slices alone, which is a view."""
     key = key if isinstance(key, tuple) else (key,)
     assert selection.parse((7, 3), (3, 1), 0, key) is None
 
