@@ -126,10 +126,9 @@ def _computed_positions(sel: Selection, device: str) -> Tensor:
         p = v if p is None else p + v
     if sel.offset:
         p = p + sel.offset
-    rank = len(sel.shape)
     for dim, n, step in sel.slices:
-        shape = (1,) * dim + (n,) + (1,) * (rank - dim - 1)
-        p = p + (runtime.make("iota", (), None, int64, (n,), device) * step).reshape(shape)
+        iota = runtime.make("iota", (), None, int64, (n,), device)
+        p = p + (iota * step).reshape(selection.along(dim, n, len(sel.shape)))
     return p.broadcast_to(sel.shape)
 
 

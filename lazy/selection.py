@@ -64,15 +64,16 @@ class Selection:
                                         for t in self.terms])
         inner = np.int64(self.offset)
         for dim, n, step in self.slices:
-            inner = inner + _along(np.arange(n, dtype=np.int64) * step, dim, len(self.shape))
+            inner = inner + (np.arange(n, dtype=np.int64) * step).reshape(
+                along(dim, n, len(self.shape)))
         out = np.empty(self.shape, np.int64)
         np.add(adv, inner, out=out)
         return out
 
 
-def _along(v: np.ndarray, dim: int, rank: int) -> np.ndarray:
-    """1-D `v` as an array of `rank` dims whose only long one is `dim`."""
-    return v.reshape((1,) * dim + (-1,) + (1,) * (rank - dim - 1))
+def along(dim: int, n: int, rank: int) -> tuple[int, ...]:
+    """The shape of a slice axis's term: `rank` dims, length n at `dim`."""
+    return (1,) * dim + (n,) + (1,) * (rank - dim - 1)
 
 
 def _int_coords(k: np.ndarray, n: int) -> np.ndarray | None:
