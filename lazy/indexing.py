@@ -107,14 +107,8 @@ def gather(t: Tensor, pos: np.ndarray | Tensor) -> Tensor:
 def _term_tensor(term: Term, device: str) -> Tensor:
     """A term as lazy int64 ops on its uploaded index (the decomposition of
     a mask's flat indices included), computed in the gather's kernel."""
-    flat = elementwise.cast(positions_tensor(term.index, device, term.index.dtype), int64)
-    out = None
-    for d in range(len(term.shape) - 1, 0, -1):
-        part = (flat % term.shape[d]) * term.strides[d]
-        out = part if out is None else out + part
-        flat = flat // term.shape[d]
-    part = flat * term.strides[0]
-    return part if out is None else out + part
+    return term.combine(elementwise.cast(positions_tensor(term.index, device, term.index.dtype),
+                                         int64))
 
 
 def _computed_positions(sel: Selection, device: str) -> Tensor:

@@ -21,6 +21,7 @@ own result or error.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,11 +39,17 @@ class Term:
 
     def value(self) -> np.ndarray:
         """The term on the host, int64 of the index's shape."""
-        flat, out = self.index.astype(np.int64), np.int64(0)
+        return self.combine(self.index.astype(np.int64))
+
+    def combine(self, flat):
+        """Σ coordinate * stride from the index as int64: a NumPy array, or a
+        lazy tensor (indexing.py), which the same arithmetic builds as ops."""
+        parts = []
         for d in range(len(self.shape) - 1, 0, -1):
-            flat, coord = np.divmod(flat, self.shape[d])
-            out = out + coord * np.int64(self.strides[d])
-        return out + flat * np.int64(self.strides[0])
+            parts.append((flat % self.shape[d]) * self.strides[d])
+            flat = flat // self.shape[d]
+        parts.append(flat * self.strides[0])
+        return functools.reduce(operator.add, parts)
 
 
 @dataclass(frozen=True)
