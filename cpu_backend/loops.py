@@ -6,7 +6,7 @@ two axes when an operand is strided along the last axis (`A + A.T`).
 
 Locations are kept per row (a pointer for plain views, a position for
 chained/iota ones) and stepped by `j * inner_stride`, so that when the inner
-stride is the compile-time constant 1 or 0 (`Input.inner`, `Output.inner`)
+stride is a compile-time constant, 1, 0 or -1 (`Input.inner`, `Output.inner`),
 the address is a plain affine induction LLVM vectorizes. The reduction
 nest, which reuses these helpers, is in reduce_loops.py.
 """
@@ -84,7 +84,7 @@ def inner_hint(g: _Gen, strides: list[ir.Value], views) -> str | None:
     """The LOOP_HINTS name for an inner loop over buffers `views` (inputs,
     then outputs) stepping by `strides`.
 
-    A runtime stride is never 0 or 1 (`Input.inner` would have fixed it), so
+    A runtime stride is never 0, 1 or -1 (`Input.inner` would have fixed it), so
     the copy LLVM vectorizes behind a stride == 1 check would never run:
     "scalar" (unrolling that strided loop measured no faster either: 10M
     elements of stride 3, 4.2 ms both ways). With every stride a

@@ -33,11 +33,12 @@ SUM_BLOCK = 1024  # float32 sum row block: summed in float32, then added in floa
 
 def tile_eligible(k: Kernel) -> bool:
     """Whether the tiled order is compiled at all: it needs an out axis and is
-    never chosen when some input is contiguous along the reduce axis (inner=1),
-    so those kernels skip it (it roughly doubles compile time)."""
+    never chosen when some input is contiguous along the reduce axis (inner 1,
+    or -1 when reversed), so those kernels skip it (it roughly doubles compile
+    time)."""
     full = [i for i in k.inputs if i.space == "full" and not i.iota and not i.indirect]
     return k.reduce is not None and k.n_out > 0 and bool(full) and \
-        not any(i.inner == 1 for i in full)
+        not any(i.inner in (1, -1) for i in full)
 
 
 class ReductionLoops:

@@ -180,8 +180,8 @@ class _Gen:
         for d, name in enumerate(idx):
             ax = first_axis + d
             if ax == last and inner is not None:
-                if inner == 1:
-                    terms.append(name)
+                if inner:  # 1 or -1; 0 adds nothing
+                    terms.append(name if inner == 1 else f"-{name}")
                 continue
             terms.append(f"{name} * {self.a(slot.strides + ax)}")
         return " + ".join(terms)

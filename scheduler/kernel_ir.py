@@ -112,7 +112,7 @@ class Input:
     space: str = "full"          # "full" or "out"
     chain: tuple[int, ...] = ()  # ranks of the views applied after the first
     inner: int | None = None     # innermost stride of the first view when fixed
-                                 # at compile time (0 or 1), else None: runtime
+                                 # at compile time (0, 1 or -1), else None: runtime
     iota: bool = False           # the value is the position itself
     indirect: bool = False       # read only by Gather at computed positions
 
@@ -129,7 +129,7 @@ class Reduce:
 class Output:
     dtype: DType
     expr: Expr
-    inner: int | None = None  # innermost output stride when fixed (1), else runtime
+    inner: int | None = None  # innermost output stride when fixed (1 or -1), else runtime
     pos: Expr | None = None   # advanced-index writes: store at this element
                               # position instead of through the output view;
                               # run in order, so the last duplicate wins (NumPy)

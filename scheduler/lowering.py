@@ -173,9 +173,16 @@ def _prod(xs) -> int:
     return p
 
 
+# Innermost strides fixed at compile time: 1 (contiguous rows), 0 (a row
+# broadcast along them) and -1 (a reversed row, `flip`, `x[::-1]`). A fixed
+# stride lets LLVM vectorize the inner loop (reversed loads are one permute
+# each); any other stride is read at run time (see cpu_backend/loops.py).
+FIXED_INNER = (0, 1, -1)
+
+
 def _inner(strides: list[int]) -> int | None:
     s = strides[-1] if strides else None
-    return s if s in (0, 1) else None
+    return s if s in FIXED_INNER else None
 
 
 def lower(group: Group, name_index: int) -> Step:

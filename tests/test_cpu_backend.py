@@ -20,6 +20,7 @@ from cpu_backend.pack import LaunchPlan
 from scheduler.dtypes import ALL, bool_, float32, float64, int32, int64
 from scheduler.kernel_ir import (Cast, Input, Kernel, Launch, Load, Op, Output, Reduce,
                                  Reduced, Scalar, pack_launch)
+from scheduler.lowering import FIXED_INNER
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 from scheduler.view import View
 
@@ -60,7 +61,7 @@ def random_kernel(draw, reduce: bool):
         nchain = draw(st.sampled_from([0, 0, 1, 2]))
         vs, size = draw(view_chain(sp_shape, nchain))
         inner = None
-        if vs[0].strides and vs[0].strides[-1] in (0, 1) and draw(st.booleans()):
+        if vs[0].strides and vs[0].strides[-1] in FIXED_INNER and draw(st.booleans()):
             inner = vs[0].strides[-1]
         inputs.append(Input(dt, space, tuple(v.ndim for v in vs[1:]), inner, iota))
         views.append(vs)
@@ -93,7 +94,7 @@ def random_kernel(draw, reduce: bool):
         v, size = draw(out_view(shape[:n_out]))
         out_views.append(v)
         out_sizes.append(size)
-    outputs = [Output(o.dtype, o.expr, 1 if v.strides and v.strides[-1] == 1
+    outputs = [Output(o.dtype, o.expr, v.strides[-1] if v.strides and v.strides[-1] in (1, -1)
                       and draw(st.booleans()) else None) for o, v in zip(outputs, out_views)]
     k = Kernel(ndim, n_reduce, tuple(inputs), scalars, red, tuple(outputs))
     seed = draw(st.integers(0, 2**32 - 1))

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from scheduler.dtypes import ALL, int64
 from scheduler.kernel_ir import Input, Kernel, Launch, Load, Output, Reduce, Reduced, Scalar
+from scheduler.lowering import FIXED_INNER
 from scheduler.ops import ELEMENTWISE, REDUCTIONS
 
 from .corpus import REDUCE_MODES, Case, values
@@ -46,7 +47,7 @@ def random_case(draw, reduce: bool) -> Case:
         space = "out" if reduce and n and n_out and draw(st.integers(0, 2)) == 0 else "full"
         vs, size = draw(view_chain(shape if space == "full" else shape[:n_out],
                                    draw(st.sampled_from([0, 0, 1, 2]))))
-        inner = vs[0].strides[-1] if vs[0].strides and vs[0].strides[-1] in (0, 1) \
+        inner = vs[0].strides[-1] if vs[0].strides and vs[0].strides[-1] in FIXED_INNER \
             and draw(st.booleans()) else None
         inputs.append(Input(dt, space, tuple(v.ndim for v in vs[1:]), inner, iota))
         views.append(vs)
@@ -67,7 +68,8 @@ def random_case(draw, reduce: bool) -> Case:
         e = Reduced(red.dtype) if reduce and draw(st.booleans()) else \
             draw(expr_tree(leaves, 3, EXACT_OPS))
         v, size = draw(out_view(shape[:n_out]))
-        inner = 1 if v.strides and v.strides[-1] == 1 and draw(st.booleans()) else None
+        inner = v.strides[-1] if v.strides and v.strides[-1] in (1, -1) and draw(st.booleans()) \
+            else None
         outputs.append(Output(draw(st.sampled_from([e.dtype] * 3 + list(ALL))), e, inner))
         out_views.append(v)
         out_sizes.append(size)
