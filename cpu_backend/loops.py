@@ -334,28 +334,33 @@ def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,
     """argmax/argmin over one row of `cnt` elements, ARG_BLOCK at a time.
 
     The block extreme is a plain max/min LLVM vectorizes; only when it strictly
-    beats the running best is the block scanned for its first match. The
-    strict compare across blocks and the first match within one give NumPy's
-    first occurrence (the first NaN, once one is seen).
+    beats the running best is the block scanned again, for the first element
+    equal to it. That scan is a min-reduction of "offset if it matches, else
+    ARG_BLOCK" over the block (in L1 by then), which vectorizes too; an
+    early-exit loop would not. The strict compare across blocks and the first
+    match within one give NumPy's first occurrence (the first NaN, once one
+    is seen).
     """
     b = g.b
+    i32 = ir.IntType(32)
+    miss = ir.Constant(i32, ARG_BLOCK)
+
+    def first_match(jb, je, m):
+        def step(j, fc):
+            off = b.trunc(b.sub(j, jb), i32)
+            cand = b.select(acc.matches(b, x_at(j), m), off, miss)
+            return [b.select(b.icmp_unsigned("<", cand, fc[0]), cand, fc[0])]
+        return g.add(jb, b.zext(g.counted_loop(jb, je, [miss], step)[0], I64))
 
     def block(jb, je, c):
-        m = g.counted_loop(jb, je, [acc.block_identity()],
-                           lambda j, mc: [acc.block_extreme(b, mc[0], x_at(j))])[0]
+        m = acc.block_extreme(b, g.counted_loop(jb, je, acc.block_start(),
+                                                lambda j, mc: acc.block_step(b, mc, x_at(j))))
         pre = b.block
-        scan, found = b.append_basic_block("arg.scan"), b.append_basic_block("arg.found")
-        join = b.append_basic_block("arg.join")
+        scan, join = b.append_basic_block("arg.scan"), b.append_basic_block("arg.join")
         b.cbranch(acc.beats(b, m, c[0]), scan, join)
         b.position_at_end(scan)
-        j = b.phi(I64)
-        j.add_incoming(jb, pre)
-        j1 = g.add(j, ir.Constant(I64, 1))
-        hit = b.or_(acc.matches(b, x_at(j), m), b.icmp_signed(">=", j1, je))
-        j.add_incoming(j1, b.block)
-        b.cbranch(hit, found, scan)
-        b.position_at_end(found)
-        idx = g.add(rflat, j)
+        idx = g.add(rflat, first_match(jb, je, m))
+        found = b.block
         b.branch(join)
         b.position_at_end(join)
         best, where = b.phi(c[0].type), b.phi(I64)

@@ -201,18 +201,35 @@ class Accumulator:
         return b.select(finite, b.fadd(m, log(b, s)), m)
 
     # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins --
-    def block_identity(self) -> ir.Value:
-        return _extreme(self.acc, high=self.op == "argmin")
+    def block_start(self) -> list[ir.Value]:
+        """The block scan's carry: the extreme so far (and, for floats, whether a NaN was seen)."""
+        m = _extreme(self.acc, high=self.op == "argmin")
+        return [m, ir.Constant(ir.IntType(1), 0)] if self.acc.is_float else [m]
 
-    def block_extreme(self, b: ir.IRBuilder, m: ir.Value, x: ir.Value) -> ir.Value:
-        """max/min of a block (NaN-propagating), a plain reduction LLVM vectorizes."""
+    def block_step(self, b: ir.IRBuilder, c: list[ir.Value], x: ir.Value) -> list[ir.Value]:
+        """One element of the block's max/min, a plain reduction LLVM vectorizes.
+
+        Floats keep the NaN apart: a compare-and-select that may ignore NaNs
+        and the sign of zero (one vmaxps/vminps per vector) plus an or of
+        `x is NaN`, instead of llvm.maximum, whose x86 lowering takes six
+        instructions per vector and whose select chain LLVM would not treat
+        as a reduction without those flags. The index never depends on the
+        order of equal zeros: `beats` and `matches` compare them equal."""
         d, is_max = self.acc, self.op == "argmax"
-        if d.is_float:
-            fn = intrinsic(b, "llvm.maximum" if is_max else "llvm.minimum", m.type, 2)
-            return b.call(fn, [m, x])
+        m = c[0]
+        if d.is_float:  # nnan/nsz let LLVM see a max/min reduction; a NaN x makes m poison,
+            fm = ("nnan", "nsz")  # which block_extreme then never reads (c[1] is set)
+            better = b.fcmp_ordered(">" if is_max else "<", x, m, flags=fm)
+            return [b.select(better, x, m, flags=fm), b.or_(c[1], b.fcmp_unordered("uno", x, x))]
         if d.is_bool:
-            return b.or_(m, x) if is_max else b.and_(m, x)
-        return b.select(b.icmp_signed(">" if is_max else "<", x, m), x, m)
+            return [b.or_(m, x) if is_max else b.and_(m, x)]
+        return [b.select(b.icmp_signed(">" if is_max else "<", x, m), x, m)]
+
+    def block_extreme(self, b: ir.IRBuilder, c: list[ir.Value]) -> ir.Value:
+        """The block's max/min from `block_step`'s carry: NaN once one was seen."""
+        if not self.acc.is_float:
+            return c[0]
+        return b.select(c[1], ir.Constant(c[0].type, float("nan")), c[0])
 
     def beats(self, b: ir.IRBuilder, m: ir.Value, best: ir.Value) -> ir.Value:
         """Block extreme `m` strictly improves on `best` (a NaN beats all, once)."""

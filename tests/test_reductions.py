@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lazy
 from conftest import DTYPE_NAMES, assert_close, backends_used, sample
@@ -108,6 +110,39 @@ def test_argmax_ties_and_first_occurrence(dt):
     for axis in (None, 0, 1):
         assert_close(t.argmax(axis), np.asarray(np.argmax(a, axis)).astype(np.int64))
         assert_close(t.argmin(axis), np.asarray(np.argmin(a, axis)).astype(np.int64))
+
+
+ARG_POOLS = {"ties": [-1.0, 0.0, -0.0, 2.0, 2.0], "inf": [-np.inf, np.inf, 1.0, -0.0],
+             "nan": [np.nan, 3.0, -np.inf, 0.0] + [3.0] * 40}
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 3), n=st.integers(1, 1300), pool=st.sampled_from(sorted(ARG_POOLS)),
+       dt=st.sampled_from(["float32", "float64", "int32"]), seed=st.integers(0, 2**32 - 1))
+def test_argmax_argmin_long_rows_like_numpy(rows, n, pool, dt, seed):
+    """Rows of several 256-element blocks (the blocked scan, cpu_backend/loops.py)
+    full of ties, signed zeros, infinities and NaNs: the first occurrence, and
+    the first NaN, exactly as NumPy, per row and over the whole array."""
+    vals = np.array(ARG_POOLS[pool])
+    if dt == "int32":
+        vals = np.nan_to_num(vals, posinf=9, neginf=-9).astype(np.int32)
+    a = np.random.default_rng(seed).choice(vals, (rows, n)).astype(dt)
+    t = lazy.asarray(a)
+    for axis in (None, 0, 1):
+        for op in ("argmax", "argmin"):
+            got = getattr(t, op)(axis).numpy()
+            np.testing.assert_array_equal(got, getattr(np, op)(a, axis), err_msg=f"{op} axis={axis}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_argmax_first_nan_in_a_later_block(dt):
+    """A NaN after the row's max, past the first 256-element block, still wins."""
+    a = np.full((3, 700), 3.0, dt)
+    a[0, 400], a[1, 5], a[1, 699], a[2, 255] = np.nan, 7.0, np.nan, np.nan
+    t = lazy.asarray(a)
+    for op in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(t, op)(1).numpy(), [400, 699, 255])
+        assert int(getattr(t, op)().numpy()) == 400  # row 0 holds the first NaN
 
 
 def test_argmax_none_is_flat_index_keepdims():
