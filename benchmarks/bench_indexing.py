@@ -19,7 +19,6 @@ asserts nothing about time.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -29,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine_lines, median, time_calls  # noqa: E402
+from common import case_bench_main  # noqa: E402
 
 try:
     import torch
@@ -69,34 +68,9 @@ def cases() -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeat", type=int, default=20)
-    p.add_argument("--budget", type=float, default=3.0, help="seconds of calls per peer and case")
-    args = p.parse_args(argv)
     vers = {"lazyrt": lazy.__version__, "numpy": np.__version__,
             "torch": torch.__version__ if torch else None}
-    print("\n".join(machine_lines(vers)))
-    print(f"\n{'case':<9} {'lazyrt ms':>10} {'numpy ms':>9} {'torch ms':>9} {'x NumPy':>8} "
-          f"{'x torch':>8}  check")
-    ok = True
-    for name, (lz, npf, tf) in cases().items():
-        def lazy_call():
-            r = lz()
-            lazy.sync(r)
-            return r
-        _, t_l, r_l = time_calls(lazy_call, args.repeat, args.budget)
-        _, t_n, r_n = time_calls(npf, args.repeat, args.budget)
-        same = np.array_equal(r_l.numpy(), r_n)
-        t_t = time_calls(tf, args.repeat, args.budget)[1] if tf else []
-        if tf:
-            same = same and np.array_equal(tf().numpy(), r_n)
-        ok &= same
-        ml, mn_, mt = median(t_l) * 1e3, median(t_n) * 1e3, median(t_t) * 1e3
-        print(f"{name:<9} {ml:>10.2f} {mn_:>9.2f} {mt:>9.2f} {mn_ / ml:>8.2f} {mt / ml:>8.2f}  "
-              f"{'PASS' if same else 'FAIL'}")
-    print("\nx NumPy / x torch: that peer's median / lazyrt's (> 1: lazyrt faster).")
-    print("ALL CHECKS PASS" if ok else "SOME CHECKS FAILED")
-    return 0 if ok else 1
+    return case_bench_main(__doc__, cases, vers, lazy.sync, argv)
 
 
 if __name__ == "__main__":

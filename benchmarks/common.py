@@ -2,6 +2,7 @@
 peer conversion. Nothing here asserts anything about time."""
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -94,3 +95,41 @@ def to_numpy(r) -> np.ndarray:
         except Exception:  # e.g. a torch tensor that requires grad
             pass
     return np.asarray(r)
+
+
+def compare_cases(cases: dict, repeat: int, budget_s: float, sync) -> bool:
+    """Time each case's (lazyrt, NumPy, torch or None) calls one after another,
+    print a row of medians and ratios, and check every result equals NumPy's
+    exactly. `sync(result)` finishes a lazyrt call. Returns whether all match."""
+    print(f"\n{'case':<14} {'lazyrt ms':>10} {'numpy ms':>9} {'torch ms':>9} {'x NumPy':>8} "
+          f"{'x torch':>8}  check")
+    ok = True
+    for name, (lz, npf, tf) in cases.items():
+        def lazy_call():
+            r = lz()
+            sync(r)
+            return r
+        _, t_l, r_l = time_calls(lazy_call, repeat, budget_s)
+        _, t_n, r_n = time_calls(npf, repeat, budget_s)
+        same = np.array_equal(to_numpy(r_l), r_n)
+        t_t = time_calls(tf, repeat, budget_s)[1] if tf else []
+        if tf:
+            same = same and np.array_equal(to_numpy(tf()), r_n)
+        ok &= same
+        ml, mn, mt = median(t_l) * 1e3, median(t_n) * 1e3, median(t_t) * 1e3
+        print(f"{name:<14} {ml:>10.2f} {mn:>9.2f} {mt:>9.2f} {mn / ml:>8.2f} {mt / ml:>8.2f}  "
+              f"{'PASS' if same else 'FAIL'}")
+    print("\nx NumPy / x torch: that peer's median / lazyrt's (> 1: lazyrt faster).")
+    print("ALL CHECKS PASS" if ok else "SOME CHECKS FAILED")
+    return ok
+
+
+def case_bench_main(doc: str, make_cases, versions: dict, sync, argv=None) -> int:
+    """The command line of a case benchmark (bench_indexing.py, bench_layout.py):
+    --repeat/--budget, the machine lines, then `compare_cases`."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--budget", type=float, default=3.0, help="seconds of calls per peer and case")
+    args = p.parse_args(argv)
+    print("\n".join(machine_lines(versions)))
+    return 0 if compare_cases(make_cases(), args.repeat, args.budget, sync) else 1

@@ -1,0 +1,80 @@
+"""Layout benchmarks: reversed rows, short rows and argmax, lazyrt against
+NumPy and torch eager, in one run.
+
+    python benchmarks/bench_layout.py [--repeat R] [--budget S]
+
+Cases (float32; x of 4M, M of 4000 x 1000, P of 1M x 3, w of 1M, c of 3):
+
+  flip_mul      flip(x) * 2          a reversed row (inner stride -1)
+  flip_copy     flip(x).copy()
+  argmax        argmax(x)
+  argmax_rows   argmax(M, axis=1)
+  argmin        argmin(x)
+  short_rows    P - c                rows of 3, c broadcast along them
+  short_bcast   P * w[:, None]       rows of 3, w[i] repeated along each
+  repeat        repeat(w, 3)
+  rev_columns   P[:, ::-1] + 1       short reversed rows
+
+For lazyrt the timed call is "build + lazy.sync". Every result is checked
+against NumPy's, exactly (torch has no negative strides: it flips by
+copying). This prints numbers; it asserts nothing about time.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import lazy  # noqa: E402
+import lazy.numpy as lnp  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import case_bench_main  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # optional peer
+    torch = None
+
+
+def cases() -> dict:
+    rng = np.random.default_rng(0)
+    xn = rng.standard_normal(4_000_000, dtype=np.float32)
+    mn = rng.standard_normal((4_000, 1_000), dtype=np.float32)
+    pn = rng.standard_normal((1_000_000, 3), dtype=np.float32)
+    wn = rng.standard_normal(1_000_000, dtype=np.float32)
+    cn = np.array([1, 2, 3], np.float32)
+    x, m, p, w, c = (lazy.asarray(a) for a in (xn, mn, pn, wn, cn))
+    out = {
+        "flip_mul": (lambda: lnp.flip(x) * 2, lambda: np.flip(xn) * 2),
+        "flip_copy": (lambda: lnp.flip(x).copy(), lambda: np.flip(xn).copy()),
+        "argmax": (lambda: lnp.argmax(x), lambda: np.argmax(xn)),
+        "argmax_rows": (lambda: lnp.argmax(m, axis=1), lambda: np.argmax(mn, axis=1)),
+        "argmin": (lambda: lnp.argmin(x), lambda: np.argmin(xn)),
+        "short_rows": (lambda: p - c, lambda: pn - cn),
+        "short_bcast": (lambda: p * w[:, None], lambda: pn * wn[:, None]),
+        "repeat": (lambda: lnp.repeat(w, 3), lambda: np.repeat(wn, 3)),
+        "rev_columns": (lambda: p[:, ::-1] + 1, lambda: pn[:, ::-1] + 1),
+    }
+    if torch is None:
+        return {k: (lz, npf, None) for k, (lz, npf) in out.items()}
+    xt, mt, pt, wt, ct = (torch.from_numpy(a) for a in (xn, mn, pn, wn, cn))
+    peers = {"flip_mul": lambda: torch.flip(xt, [0]) * 2, "flip_copy": lambda: torch.flip(xt, [0]),
+             "argmax": lambda: torch.argmax(xt), "argmax_rows": lambda: torch.argmax(mt, dim=1),
+             "argmin": lambda: torch.argmin(xt), "short_rows": lambda: pt - ct,
+             "short_bcast": lambda: pt * wt[:, None],
+             "repeat": lambda: torch.repeat_interleave(wt, 3),
+             "rev_columns": lambda: torch.flip(pt, [1]) + 1}
+    return {k: (lz, npf, peers[k]) for k, (lz, npf) in out.items()}
+
+
+def main(argv=None) -> int:
+    vers = {"lazyrt": lazy.__version__, "numpy": np.__version__,
+            "torch": torch.__version__ if torch else None}
+    return case_bench_main(__doc__, cases, vers, lazy.sync, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
