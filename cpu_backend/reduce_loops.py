@@ -29,6 +29,7 @@ from .lowering import I64, cast, const, intrinsic
 MAX_TILE = 4096  # outputs per tile: float64 accumulators fill 32 KB of stack (per type)
 LSE_BLOCK = 1024  # logsumexp row block: 4-8 KB, still in L1 for the second (exp) sweep
 SUM_BLOCK = 1024  # float32 sum row block: summed in float32, then added in float64
+SUM_ROWS = 16     # float32 column sums (tiled order): reduce steps summed in float32 per flush
 
 
 def tile_eligible(k: Kernel) -> bool:
@@ -48,6 +49,9 @@ class ReductionLoops:
         self.red = k.reduce
         self.nout, self.nd, self.nin = k.n_out, k.ndim, len(k.inputs)
         self.full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
+        # a float32 sum: float32 blocks added into a float64 carry (blocked_sum32, tiled_reduce)
+        self.sum32 = self.red.op == "sum" and self.red.expr.dtype == float32 and \
+            self.acc.acc == float64
         # out-axes strides of every input and output; reduce-axes strides of full inputs
         self.o_views = []
         for i, inp in enumerate(k.inputs):
@@ -157,8 +161,7 @@ class ReductionLoops:
             return blocked_sum32(g, lambda j: x_at(state, j, tag, red.expr.dtype), cnt, carry)
 
         rs = g.ctl["rstart"]
-        sum32 = red.op == "sum" and red.expr.dtype == float32 and acc.acc == float64
-        row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum32_row if sum32 else None
+        row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum32_row if self.sum32 else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
                             relem, versions, check, row,
                             lambda tag: inner_hint(g, [pick(n, tag) for n in range(len(full))], full))
@@ -202,6 +205,8 @@ class ReductionLoops:
         entry = ir.IRBuilder(g.fn.blocks[0])
         entry.position_at_start(g.fn.blocks[0])
         arrays = [entry.alloca(t, size=MAX_TILE) for t in acc.types]
+        # float32 sums: SUM_ROWS steps in float32, then flushed into the float64 tile
+        f32 = entry.alloca(ir.FloatType(), size=MAX_TILE) if self.sum32 else None
         tsz = g.ctl["tile"]
 
         def tile(ti, _):
@@ -214,9 +219,11 @@ class ReductionLoops:
             def zero(t, _):
                 for a, v in zip(arrays, init):
                     b.store(v, b.gep(a, [t]))
+                if f32 is not None:
+                    b.store(const(float32, 0.0), b.gep(f32, [t]))
                 return []
             g.counted_loop(_ZERO, tn, [], zero, "scalar")
-            self.tiled_reduce(start, tn, arrays)
+            self.tiled_reduce(start, tn, arrays, f32)
 
             def epi(t, _):
                 c = [b.load(b.gep(a, [t])) for a in arrays]
@@ -231,12 +238,26 @@ class ReductionLoops:
         ntiles = b.udiv(b.add(cnt, b.sub(tsz, ir.Constant(I64, 1))), tsz)
         g.counted_loop(_ZERO, ntiles, [], tile)
 
-    def tiled_reduce(self, start, tn, arrays) -> None:
-        """for each reduce element r: for t in tile: acc[t] = update(acc[t], x(t, r))."""
+    def tiled_reduce(self, start, tn, arrays, f32=None) -> None:
+        """for each reduce element r: for t in tile: acc[t] = update(acc[t], x(t, r)).
+
+        With `f32` (a float32 sum): f32[t] += x(t, r) instead, and every
+        SUM_ROWS steps (and at the end) f32 is added into the float64 tile
+        and zeroed. As in blocked_sum32, each float32 partial adds only a
+        few elements, and the loop runs 16 float32 lanes wide with no
+        conversion per element (docs/cpu_backend.md has the numbers)."""
         g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
 
         def rrow(rflat, idx, col):
             return rflat, {i: _row_base(g, start[i], idx, col, r_st[i]) for i in full}
+
+        def flush():
+            def add(t, _):
+                p32, p64 = b.gep(f32, [t]), b.gep(arrays[0], [t])
+                b.store(b.fadd(b.load(p64), b.fpext(b.load(p32), ir.DoubleType())), p64)
+                b.store(const(float32, 0.0), p32)
+                return []
+            g.counted_loop(_ZERO, tn, [], add)
 
         def relem(state, jr, _c, tag):
             rflat, rb = state
@@ -247,6 +268,10 @@ class ReductionLoops:
                 pos = {i: _at(g, rloc[i], t, self.so(i)) for i in full}
                 pos.update({i: _at(g, start[i], t, self.so(i)) for i in self.out_inputs})
                 x = g.evaluate([red.expr], _leaf(g, pos, {}))[id(red.expr)]
+                if f32 is not None:
+                    p = b.gep(f32, [t])
+                    b.store(b.fadd(b.load(p), x), p)
+                    return []
                 x = acc.convert(b, x, red.expr.dtype)
                 ptrs = [b.gep(a, [t]) for a in arrays]
                 new = acc.update(b, [b.load(p) for p in ptrs], x, index)
@@ -254,9 +279,17 @@ class ReductionLoops:
                     b.store(v, p)
                 return []
             g.counted_loop(_ZERO, tn, [], per_t)
+            if f32 is not None:
+                last = b.icmp_signed("==", b.and_(b.sub(index, g.ctl["rstart"]),
+                                                  ir.Constant(I64, SUM_ROWS - 1)),
+                                     ir.Constant(I64, SUM_ROWS - 1))
+                with b.if_then(last):
+                    flush()
             return []
 
         g.loop_range(g.ctl["rstart"], g.ctl["rend"], g.shape(self.nout, self.nd), [], rrow, relem)
+        if f32 is not None:
+            flush()
 
 
 def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:

@@ -242,6 +242,26 @@ def test_float32_sum_16m_accurate():
     assert abs(float(out[0]) - exact) <= 1e-6 * exact
 
 
+@pytest.mark.parametrize("shape", [(300_000, 8), (37, 300), (1000, 9), (17, 4100), (5, 16)])
+def test_float32_column_sum_accurate(shape):
+    """Column sums (the tiled order) add float32 blocks of SUM_ROWS steps into
+    float64 accumulators: as accurate as the row sums, whatever the row count
+    (a tail shorter than a block, a tile split, per-thread partials)."""
+    from cpu_backend.launch import choose_tile
+    x = np.random.default_rng(5).random(shape, dtype=np.float32)
+    n_rows, n_cols = shape
+    k = reduce_kernel("sum", float32, ndim=2, inner=None)
+    launch = Launch((n_cols, n_rows), [[View((n_cols, n_rows), (1, n_cols), 0)]],
+                    [View.contiguous((n_cols,))])
+    assert choose_tile(k, launch) == 1
+    exact = np.sum(x, axis=0, dtype=np.float64)
+    for be in (CPUBackend(num_threads=1), CPUBackend(num_threads=2)):
+        out = np.empty(n_cols, np.float32)
+        c, _ = be.compile(k)
+        be.run(c, k, launch, [x.ravel()], [out])
+        np.testing.assert_allclose(out, exact, rtol=1e-6)
+
+
 def _big_cases():
     rng = np.random.default_rng(4)
     x = rng.standard_normal(600_000).astype(np.float32)
