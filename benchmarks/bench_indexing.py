@@ -24,16 +24,12 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]  # run from a checkout without installing
 import lazy  # noqa: E402
+from common import case_bench_main, optional  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import case_bench_main  # noqa: E402
-
-try:
-    import torch
-except ImportError:  # optional peer
-    torch = None
+torch = optional("torch")
 
 
 def cases() -> dict:
@@ -68,9 +64,7 @@ def cases() -> dict:
 
 
 def main(argv=None) -> int:
-    vers = {"lazyrt": lazy.__version__, "numpy": np.__version__,
-            "torch": torch.__version__ if torch else None}
-    return case_bench_main(__doc__, cases, vers, lazy.sync, argv)
+    return case_bench_main(__doc__, cases, argv)
 
 
 if __name__ == "__main__":

@@ -124,12 +124,23 @@ def compare_cases(cases: dict, repeat: int, budget_s: float, sync) -> bool:
     return ok
 
 
-def case_bench_main(doc: str, make_cases, versions: dict, sync, argv=None) -> int:
+def optional(name: str):
+    """A peer module, or None when it is not installed."""
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def case_bench_main(doc: str, make_cases, argv=None) -> int:
     """The command line of a case benchmark (bench_indexing.py, bench_layout.py):
     --repeat/--budget, the machine lines, then `compare_cases`."""
+    import lazy
+    torch = optional("torch")
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--budget", type=float, default=3.0, help="seconds of calls per peer and case")
     args = p.parse_args(argv)
-    print("\n".join(machine_lines(versions)))
-    return 0 if compare_cases(make_cases(), args.repeat, args.budget, sync) else 1
+    print("\n".join(machine_lines({"lazyrt": lazy.__version__, "numpy": np.__version__,
+                                    "torch": torch.__version__ if torch else None})))
+    return 0 if compare_cases(make_cases(), args.repeat, args.budget, lazy.sync) else 1
