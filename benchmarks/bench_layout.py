@@ -1,5 +1,5 @@
-"""Layout benchmarks: reversed rows, short rows and argmax, lazyrt against
-NumPy and torch eager, in one run.
+"""Layout benchmarks: reversed rows, short rows, argmax and column sums,
+lazyrt against NumPy and torch eager, in one run.
 
     python benchmarks/bench_layout.py [--repeat R] [--budget S]
 
@@ -14,10 +14,13 @@ Cases (float32; x of 4M, M of 4000 x 1000, P of 1M x 3, w of 1M, c of 3):
   short_bcast   P * w[:, None]       rows of 3, w[i] repeated along each
   repeat        repeat(w, 3)
   rev_columns   P[:, ::-1] + 1       short reversed rows
+  col_sum       S.sum(axis=0)        S of 2000 x 2000
+  col_sum_wide  W.sum(axis=0)        W of 200 x 20000
 
 For lazyrt the timed call is "build + lazy.sync". Every result is checked
-against NumPy's, exactly (torch has no negative strides: it flips by
-copying). This prints numbers; it asserts nothing about time.
+against NumPy's, exactly, but for the column sums: within 1e-5 of each
+column's sum of |x| (torch has no negative strides: it flips by copying).
+This prints numbers; it asserts nothing about time.
 """
 from __future__ import annotations
 
@@ -35,6 +38,12 @@ from common import case_bench_main, optional  # noqa: E402
 torch = optional("torch")
 
 
+def _sum_check(x: np.ndarray) -> tuple:
+    """Column sums in another order: within 1e-5 of the sum of |x| per column."""
+    scale = np.abs(x.astype(np.float64)).sum(axis=0)
+    return (lambda r, ref: r.shape == ref.shape and bool(np.all(np.abs(r - ref) <= 1e-5 * scale)),)
+
+
 def cases() -> dict:
     rng = np.random.default_rng(0)
     xn = rng.standard_normal(4_000_000, dtype=np.float32)
@@ -42,7 +51,9 @@ def cases() -> dict:
     pn = rng.standard_normal((1_000_000, 3), dtype=np.float32)
     wn = rng.standard_normal(1_000_000, dtype=np.float32)
     cn = np.array([1, 2, 3], np.float32)
-    x, m, p, w, c = (lazy.asarray(a) for a in (xn, mn, pn, wn, cn))
+    sn = rng.standard_normal((2_000, 2_000), dtype=np.float32)
+    wide = rng.standard_normal((200, 20_000), dtype=np.float32)
+    x, m, p, w, c, sq, wd = (lazy.asarray(a) for a in (xn, mn, pn, wn, cn, sn, wide))
     out = {
         "flip_mul": (lambda: lnp.flip(x) * 2, lambda: np.flip(xn) * 2),
         "flip_copy": (lambda: lnp.flip(x).copy(), lambda: np.flip(xn).copy()),
@@ -53,17 +64,21 @@ def cases() -> dict:
         "short_bcast": (lambda: p * w[:, None], lambda: pn * wn[:, None]),
         "repeat": (lambda: lnp.repeat(w, 3), lambda: np.repeat(wn, 3)),
         "rev_columns": (lambda: p[:, ::-1] + 1, lambda: pn[:, ::-1] + 1),
+        "col_sum": (lambda: sq.sum(axis=0), lambda: sn.sum(axis=0)),
+        "col_sum_wide": (lambda: wd.sum(axis=0), lambda: wide.sum(axis=0)),
     }
+    checks = {"col_sum": _sum_check(sn), "col_sum_wide": _sum_check(wide)}
     if torch is None:
-        return {k: (lz, npf, None) for k, (lz, npf) in out.items()}
-    xt, mt, pt, wt, ct = (torch.from_numpy(a) for a in (xn, mn, pn, wn, cn))
+        return {k: (lz, npf, None, *checks.get(k, ())) for k, (lz, npf) in out.items()}
+    xt, mt, pt, wt, ct, st, wdt = (torch.from_numpy(a) for a in (xn, mn, pn, wn, cn, sn, wide))
     peers = {"flip_mul": lambda: torch.flip(xt, [0]) * 2, "flip_copy": lambda: torch.flip(xt, [0]),
              "argmax": lambda: torch.argmax(xt), "argmax_rows": lambda: torch.argmax(mt, dim=1),
              "argmin": lambda: torch.argmin(xt), "short_rows": lambda: pt - ct,
              "short_bcast": lambda: pt * wt[:, None],
              "repeat": lambda: torch.repeat_interleave(wt, 3),
-             "rev_columns": lambda: torch.flip(pt, [1]) + 1}
-    return {k: (lz, npf, peers[k]) for k, (lz, npf) in out.items()}
+             "rev_columns": lambda: torch.flip(pt, [1]) + 1,
+             "col_sum": lambda: st.sum(dim=0), "col_sum_wide": lambda: wdt.sum(dim=0)}
+    return {k: (lz, npf, peers[k], *checks.get(k, ())) for k, (lz, npf) in out.items()}
 
 
 def main(argv=None) -> int:

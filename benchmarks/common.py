@@ -98,23 +98,28 @@ def to_numpy(r) -> np.ndarray:
 
 
 def compare_cases(cases: dict, repeat: int, budget_s: float, sync) -> bool:
-    """Time each case's (lazyrt, NumPy, torch or None) calls one after another,
-    print a row of medians and ratios, and check every result equals NumPy's
-    exactly. `sync(result)` finishes a lazyrt call. Returns whether all match."""
+    """Time each case's (lazyrt, NumPy, torch or None[, check]) calls one after
+    another, print a row of medians and ratios, and check every result against
+    NumPy's: exactly, or by `check(result, reference)` where given (float sums,
+    whose order differs). `sync(result)` finishes a lazyrt call. Returns
+    whether all match."""
     print(f"\n{'case':<14} {'lazyrt ms':>10} {'numpy ms':>9} {'torch ms':>9} {'x NumPy':>8} "
           f"{'x torch':>8}  check")
     ok = True
-    for name, (lz, npf, tf) in cases.items():
+    for name, (lz, npf, tf, *check) in cases.items():
+        def same_as(r, ref) -> bool:
+            return bool((check[0] if check else np.array_equal)(to_numpy(r), ref))
+
         def lazy_call():
             r = lz()
             sync(r)
             return r
         _, t_l, r_l = time_calls(lazy_call, repeat, budget_s)
         _, t_n, r_n = time_calls(npf, repeat, budget_s)
-        same = np.array_equal(to_numpy(r_l), r_n)
+        same = same_as(r_l, r_n)
         t_t = time_calls(tf, repeat, budget_s)[1] if tf else []
         if tf:
-            same = same and np.array_equal(to_numpy(tf()), r_n)
+            same = same and same_as(tf(), r_n)
         ok &= same
         ml, mn, mt = median(t_l) * 1e3, median(t_n) * 1e3, median(t_t) * 1e3
         print(f"{name:<14} {ml:>10.2f} {mn:>9.2f} {mt:>9.2f} {mn / ml:>8.2f} {mt / ml:>8.2f}  "
