@@ -33,15 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]  # run from a checkout without installing
 import lazy  # noqa: E402
 import lazy.numpy as lnp  # noqa: E402
-from common import case_bench_main, optional  # noqa: E402
+from common import case_bench_main, optional, sum_check  # noqa: E402
 
 torch = optional("torch")
-
-
-def _sum_check(x: np.ndarray) -> tuple:
-    """Column sums in another order: within 1e-5 of the sum of |x| per column."""
-    scale = np.abs(x.astype(np.float64)).sum(axis=0)
-    return (lambda r, ref: r.shape == ref.shape and bool(np.all(np.abs(r - ref) <= 1e-5 * scale)),)
 
 
 def cases() -> dict:
@@ -67,18 +61,20 @@ def cases() -> dict:
         "col_sum": (lambda: sq.sum(axis=0), lambda: sn.sum(axis=0)),
         "col_sum_wide": (lambda: wd.sum(axis=0), lambda: wide.sum(axis=0)),
     }
-    checks = {"col_sum": _sum_check(sn), "col_sum_wide": _sum_check(wide)}
-    if torch is None:
-        return {k: (lz, npf, None, *checks.get(k, ())) for k, (lz, npf) in out.items()}
-    xt, mt, pt, wt, ct, st, wdt = (torch.from_numpy(a) for a in (xn, mn, pn, wn, cn, sn, wide))
-    peers = {"flip_mul": lambda: torch.flip(xt, [0]) * 2, "flip_copy": lambda: torch.flip(xt, [0]),
-             "argmax": lambda: torch.argmax(xt), "argmax_rows": lambda: torch.argmax(mt, dim=1),
-             "argmin": lambda: torch.argmin(xt), "short_rows": lambda: pt - ct,
-             "short_bcast": lambda: pt * wt[:, None],
-             "repeat": lambda: torch.repeat_interleave(wt, 3),
-             "rev_columns": lambda: torch.flip(pt, [1]) + 1,
-             "col_sum": lambda: st.sum(dim=0), "col_sum_wide": lambda: wdt.sum(dim=0)}
-    return {k: (lz, npf, peers[k], *checks.get(k, ())) for k, (lz, npf) in out.items()}
+    checks = {k: (sum_check(np.abs(a.astype(np.float64)).sum(axis=0)),)
+              for k, a in (("col_sum", sn), ("col_sum_wide", wide))}
+    peers = {}
+    if torch is not None:
+        xt, mt, pt, wt, ct, st, wdt = (torch.from_numpy(a) for a in (xn, mn, pn, wn, cn, sn, wide))
+        peers = {"flip_mul": lambda: torch.flip(xt, [0]) * 2,
+                 "flip_copy": lambda: torch.flip(xt, [0]),
+                 "argmax": lambda: torch.argmax(xt), "argmax_rows": lambda: torch.argmax(mt, dim=1),
+                 "argmin": lambda: torch.argmin(xt), "short_rows": lambda: pt - ct,
+                 "short_bcast": lambda: pt * wt[:, None],
+                 "repeat": lambda: torch.repeat_interleave(wt, 3),
+                 "rev_columns": lambda: torch.flip(pt, [1]) + 1,
+                 "col_sum": lambda: st.sum(dim=0), "col_sum_wide": lambda: wdt.sum(dim=0)}
+    return {k: (lz, npf, peers.get(k), *checks.get(k, ())) for k, (lz, npf) in out.items()}
 
 
 def main(argv=None) -> int:

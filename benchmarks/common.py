@@ -97,18 +97,30 @@ def to_numpy(r) -> np.ndarray:
     return np.asarray(r)
 
 
+def sum_check(scale):
+    """float32 sums in different orders: tolerance relative to sum(|x|) over the reduced axis."""
+    def check(res, ref):
+        if res.shape != ref.shape:
+            return False, f"shape {res.shape} != {ref.shape}"
+        err = np.abs(res.astype(np.float64) - ref.astype(np.float64))
+        return bool(np.all(err <= 1e-5 * scale + 1e-6 * np.abs(ref))), \
+            f"max |diff| {float(err.max()):.1e}"
+    return check
+
+
 def compare_cases(cases: dict, repeat: int, budget_s: float, sync) -> bool:
     """Time each case's (lazyrt, NumPy, torch or None[, check]) calls one after
     another, print a row of medians and ratios, and check every result against
-    NumPy's: exactly, or by `check(result, reference)` where given (float sums,
-    whose order differs). `sync(result)` finishes a lazyrt call. Returns
+    NumPy's: exactly, or by `check(result, reference) -> (ok, detail)` where
+    given (float sums, whose order differs: `sum_check`). `sync(result)` finishes a lazyrt call. Returns
     whether all match."""
     print(f"\n{'case':<14} {'lazyrt ms':>10} {'numpy ms':>9} {'torch ms':>9} {'x NumPy':>8} "
           f"{'x torch':>8}  check")
     ok = True
     for name, (lz, npf, tf, *check) in cases.items():
         def same_as(r, ref) -> bool:
-            return bool((check[0] if check else np.array_equal)(to_numpy(r), ref))
+            r = to_numpy(r)
+            return check[0](r, ref)[0] if check else np.array_equal(r, ref)
 
         def lazy_call():
             r = lz()

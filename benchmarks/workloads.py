@@ -5,6 +5,7 @@ import numpy as np
 
 import lazy
 import peers as P  # optional peers, bound at run time by P.load_peers()
+from common import sum_check
 from peers import jput, jready, lazy_sync, nb_kernels, tc, tcompile
 
 
@@ -128,22 +129,11 @@ def w2_lazy(a, b, c):
                                    lazy.exp(-c) / (1 + b * b)), c)
 
 
-def _sum_check(scale):
-    """float32 sums in different orders: tolerance relative to sum(|x|) over the reduced axis."""
-    def check(res, ref):
-        if res.shape != ref.shape:
-            return False, f"shape {res.shape} != {ref.shape}"
-        err = np.abs(res.astype(np.float64) - ref.astype(np.float64))
-        return bool(np.all(err <= 1e-5 * scale + 1e-6 * np.abs(ref))), \
-            f"max |diff| {float(err.max()):.1e}"
-    return check
-
-
 def w3(q, axis):
     An = rng_f32(5, 4096, 4096)
     A = lazy.asarray(An)
     ax = 1 if axis == "rows" else None
-    check = _sum_check(np.abs(An.astype(np.float64)).sum(axis=ax))
+    check = sum_check(np.abs(An.astype(np.float64)).sum(axis=ax))
     if axis == "rows":
         f = {"lazyrt": lazy_sync(lambda: A.sum(axis=1)), "numpy": lambda: An.sum(axis=1)}
     else:
