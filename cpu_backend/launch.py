@@ -18,7 +18,6 @@ thread pool (threadpool.py), whose threads take them in turn:
 """
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ import numpy as np
 from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import MODE_FINAL, MODE_FULL, MODE_PARTIAL
-from .jit import Compiled
+from .dispatch import launch_record
 from .loops import ew_tile_eligible, ew_tile_units
 from .reduce_loops import MAX_TILE, tile_eligible
 from .reduction import Accumulator
@@ -42,13 +41,7 @@ ALIGN = 64               # chunk boundaries on multiples of this (cache lines, v
 
 
 def _addr(x: np.ndarray) -> int:
-    """Data address. `x.ctypes.data` costs ~2 us (it builds an object) and
-    `__array_interface__` ~1 us; a ctypes view of the buffer ~0.3 us, but it
-    needs a writable array, so read-only inputs take the slower path."""
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(x))
-    except (TypeError, ValueError, BufferError):
-        return x.__array_interface__["data"][0]
+    return x.__array_interface__["data"][0]
 
 
 def default_threads() -> int:
@@ -131,14 +124,15 @@ class Split:
     """How one launch shape runs: made once per (kernel, launch), reused by
     every run of a cached schedule. The blocks are read-only to kernels."""
     table: np.ndarray                  # control blocks, one per chunk (rows of CTL)
-    partials: tuple[tuple[np.dtype, int], ...] = ()  # (dtype, size) of partial buffers
+    partial_bytes: tuple[int, ...]     # per partial-buffer slot of the kernel (0: unused)
     final: np.ndarray | None = None    # the fold of the partials (reduce-range split)
-    n_partial: int = 0                 # partial-buffer pointer slots the kernel has
 
-    def __post_init__(self) -> None:  # the addresses a launch passes, looked up once
-        object.__setattr__(self, "address", _addr(self.table))
-        object.__setattr__(self, "final_address", None if self.final is None else
-                           _addr(self.final))
+    def record(self, args: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        """What dispatch.lazy_launch reads for this split with these packed
+        arguments (it holds addresses: keep the arrays alive beside it)."""
+        return launch_record(_addr(args), _addr(scalars), _addr(self.table), len(self.table),
+                             0 if self.final is None else _addr(self.final),
+                             list(self.partial_bytes))
 
 
 class Launcher:
@@ -157,7 +151,7 @@ class Launcher:
         nred = math.prod(shape[kernel.n_out:]) if red is not None else 1
         if nout == 0:
             return None
-        acc = Accumulator(red).partial_dtypes if red is not None else []
+        acc = [d.itemsize for d in Accumulator(red).partial_dtypes] if red is not None else []
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
         threads = self.threads if work >= SMALL and not in_order else 1
@@ -171,13 +165,13 @@ class Launcher:
             parts = 1 if threads == 1 else \
                 min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
             return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, tile], 1,
-                                _chunks(units, parts, align)), n_partial=len(acc))
+                                _chunks(units, parts, align)), (0,) * len(acc))
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, tile], 3, ranges)
         table[:, 5] = np.arange(n)
         final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
-        return Split(table, tuple((d.np, n * nout) for d in acc), final, len(acc))
+        return Split(table, tuple(size * n * nout for size in acc), final)
 
     def _split_tiled(self, nout: int, nred: int, threads: int, acc: list) -> Split:
         """A reduction in tiled order (a column reduction): each thread takes
@@ -191,29 +185,13 @@ class Launcher:
             ranges = _chunks(nout, parts, ALIGN)
             width = min(MAX_TILE, max(hi - lo for lo, hi in ranges))
             return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, width], 1, ranges),
-                         n_partial=len(acc))
+                         (0,) * len(acc))
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, max(threads, nred // 64)), 1)
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, nout], 3, ranges)
         table[:, 5] = np.arange(n)
         final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
-        return Split(table, tuple((d.np, n * nout) for d in acc), final, len(acc))
-
-    def launch(self, compiled: Compiled, split: Split, args: np.ndarray, scalars: np.ndarray,
-               buffers: list[np.ndarray | None]) -> None:
-        fn = compiled.fn
-        a_ptr, s_ptr = _addr(args), _addr(scalars)
-        addrs = [0 if x is None else _addr(x) for x in buffers]
-        partial = [np.empty(size, d) for d, size in split.partials]
-        addrs += [_addr(x) for x in partial] if partial else [0] * split.n_partial
-        ptrs = np.array(addrs, np.uintp)
-        p_ptr = _addr(ptrs)
-        if len(split.table) == 1:  # the common small case: no pool
-            fn(a_ptr, p_ptr, split.address, s_ptr)
-        else:
-            self.pool.run(fn, compiled.address, a_ptr, p_ptr, s_ptr, split.table)
-        if split.final is not None:
-            fn(a_ptr, p_ptr, split.final_address, s_ptr)
+        return Split(table, tuple(size * n * nout for size in acc), final)
 
     def shutdown(self) -> None:
         self.pool.shutdown()

@@ -38,6 +38,8 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
+from .dispatch import emit_launch, object_layout, pointers
+
 CTL_LEN = 9               # int64 fields per control block (codegen.CTL)
 MAX_CHUNKS = 1 << 12      # n and idx share 16 bits each; idx may pass n by the thread count
 SPIN = 10_000             # worker polls (each a `pause`, ~28 ns here) before it sleeps: ~0.3 ms
@@ -107,8 +109,18 @@ def _load_word(b: ir.IRBuilder, state: ir.Value, slot: int) -> ir.Value:
     return b.load_atomic(_slot(b, state, slot), "acquire", 8)
 
 
-def _module() -> ir.Module:
+def _module(layout: tuple[int, int, int] | None) -> ir.Module:
+    """The pool's functions (where there is a futex) and lazy_launch (dispatch.py)."""
     mod = ir.Module("lazy_threadpool")
+    post, join = _pool(mod) if _SYS_FUTEX is not None else (None, None)
+    emit_launch(mod, post, join, {"fn": _S_FN, "args": _S_ARGS, "ptrs": _S_PTRS,
+                                  "scalars": _S_SCALARS, "ctl": _S_CTL, "ctl_len": CTL_LEN},
+                layout)
+    return mod
+
+
+def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
+    """post, join and worker (the latter called by name); returns post and join."""
     syscall = ir.Function(mod, ir.FunctionType(_I64, [_I64], var_arg=True), "syscall")
     claims = _claims(mod, syscall)
     sptr = _I64.as_pointer()
@@ -216,7 +228,7 @@ def _module() -> ir.Module:
     b.branch(poll)
     b.position_at_end(stop)
     b.ret(ir.Constant(_I64, -1))
-    return mod
+    return post, join
 
 
 def _futex(b: ir.IRBuilder, syscall: ir.Function, slot: ir.Value, offset: int, op: int,
@@ -239,16 +251,28 @@ class _Native:
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_triple(llvm.get_process_triple())
         tm = target.create_target_machine(opt=2, jit=True)
-        mod = llvm.parse_assembly(str(_module()))
+        self.layout = object_layout()
+        mod = llvm.parse_assembly(str(_module(self.layout)))
         mod.verify()
         self.engine = llvm.create_mcjit_compiler(mod, tm)
         self.engine.finalize_object()
         addr = self.engine.get_function_address
-        self.post = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)(
-            addr("lazy_pool_post"))
-        self.join = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(addr("lazy_pool_join"))
-        self.worker = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-                                       ctypes.c_int64)(addr("lazy_pool_worker"))
+        if _SYS_FUTEX is not None:
+            self.post = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)(
+                addr("lazy_pool_post"))
+            self.worker = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                                           ctypes.c_int64)(addr("lazy_pool_worker"))
+        self._launch = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                        ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
+            addr("lazy_launch"))
+
+    def launch(self, state: int | None, fn: int, record: int, buffers: tuple) -> int:
+        """dispatch.py's lazy_launch: the buffers' pointers read natively, or
+        looked up here where `object_layout` found an unexpected layout."""
+        if self.layout is not None:
+            return self._launch(state, fn, record, buffers, None)
+        given = pointers(buffers)
+        return self._launch(state, fn, record, None, given.ctypes.data)
 
 
 _NATIVE: _Native | None = None
@@ -276,10 +300,9 @@ class ThreadPool:
         self._addr = self._state.ctypes.data
         self._busy = threading.Lock()     # one launch at a time owns the state
         self._threads: list[threading.Thread] = []
-        self._table: np.ndarray | None = None  # keeps the running launch's blocks alive
+        self._native: _Native | None = None
 
     def _start(self) -> None:
-        self._native = native()
         seen = self._generation()
         self._threads = [threading.Thread(target=self._serve, args=(seen,), name=f"lazy-cpu-{i}",
                                           daemon=True) for i in range(self.threads - 1)]
@@ -287,11 +310,12 @@ class ThreadPool:
             t.start()
         _POOLS.add(self)
 
-    def prepare(self) -> None:
-        """Compile the dispatch loop now (~15 ms, once per process), so that it
-        is not counted in the first parallel kernel's logged run time."""
-        if self.threads > 1 and _SYS_FUTEX is not None:
-            native()
+    def prepare(self) -> _Native:
+        """Compile the dispatch code now (~15 ms, once per process), so that it
+        is not counted in the first kernel's logged run time."""
+        if self._native is None:
+            self._native = native()
+        return self._native
 
     def _generation(self) -> int:
         return int(self._state[_S_WORD]) >> 32
@@ -304,32 +328,26 @@ class ThreadPool:
         """Workers asleep on the futex now (tests)."""
         return int(self._state[_S_SLEEPERS])
 
-    def run(self, fn, address: int, args: int, ptrs: int, scalars: int,
-            table: np.ndarray) -> None:
-        """Run `fn(args, ptrs, &table[i], scalars)` for every control block
-        (`fn` is the ctypes function at `address`), on all threads; returns
-        when every call has returned."""
-        n = len(table)
-        if not 0 < n <= MAX_CHUNKS:
-            raise ValueError(f"a launch needs 1 to {MAX_CHUNKS} chunks, got {n}")
-        if self.threads == 1 or n == 1 or _SYS_FUTEX is None or \
+    def launch(self, fn: int, record: int, chunks: int, buffers: tuple) -> None:
+        """Run the launch at `record` (dispatch.launch_record, `chunks` control
+        blocks) with the kernel at address `fn` over `buffers`: on every
+        thread when it has several chunks and no other Python thread is
+        launching, else on this thread; returns when every chunk is done."""
+        if not 0 < chunks <= MAX_CHUNKS:
+            raise ValueError(f"a launch needs 1 to {MAX_CHUNKS} chunks, got {chunks}")
+        nat = self._native if self._native is not None else self.prepare()
+        if chunks < 2 or self.threads == 1 or _SYS_FUTEX is None or \
                 not self._busy.acquire(blocking=False):
-            base = table.ctypes.data
-            for i in range(n):
-                fn(args, ptrs, base + 8 * CTL_LEN * i, scalars)
-            return
-        try:
-            if not self._threads:
-                self._start()
-            s = self._state
-            s[_S_FN], s[_S_ARGS], s[_S_PTRS], s[_S_SCALARS] = address, args, ptrs, scalars
-            s[_S_CTL] = table.ctypes.data
-            self._table = table
-            self._native.post(self._addr, n)
-            self._native.join(self._addr, n)
-            self._table = None
-        finally:
-            self._busy.release()
+            rc = nat.launch(None, fn, record, buffers)
+        else:
+            try:
+                if not self._threads:
+                    self._start()
+                rc = nat.launch(self._addr, fn, record, buffers)
+            finally:
+                self._busy.release()
+        if rc:
+            raise MemoryError("a kernel launch could not allocate its partial accumulators")
 
     def shutdown(self) -> None:
         """Stop and join the workers (at exit, before the JIT's code is freed)."""

@@ -37,6 +37,8 @@ class Pool:
 
     def take(self, size: int, dtype: np.dtype) -> np.ndarray | None:
         """A recycled flat array of `size` elements, or None."""
+        if size * dtype.itemsize < MIN_BYTES:  # never pooled: skip the lock and lookup
+            return None
         key = (size, dtype.str)
         with self._lock:
             free = self._free.get(key)

@@ -18,6 +18,19 @@ BE = CPUBackend()
 BE_TILED = CPUBackend(loop_order="tiled")
 
 
+def jit_address(mod, name: str) -> tuple[int, object]:
+    """(address, engine) of `name` in the llvmlite IR module `mod`, compiled
+    for this machine: hand-written test kernels with the kernels' C signature.
+    Keep the engine alive while the address is used."""
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(jit=True)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(mod)), tm)
+    engine.finalize_object()
+    return engine.get_function_address(name), engine
+
+
 def values(rng: np.random.Generator, d: DType, n: int, special: bool = True) -> np.ndarray:
     """Quarter-integers (sums are exact in any order), small ints, a few extremes."""
     if d.is_bool:

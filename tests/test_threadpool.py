@@ -4,18 +4,17 @@ the chunk count, the spin setting, sleeping workers or concurrent launches.
 The kernel here is a real JIT-compiled function with the kernels' C
 signature: it adds 1 to out[start:end) (ctl[1], ctl[2]) of the buffer at
 ptrs[0], so a chunk run twice, or never, shows in the counts."""
-import ctypes
 import threading
 import time
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from llvmlite import ir
 
 from cpu_backend import CPUBackend
+from cpu_backend.dispatch import launch_record
 from cpu_backend.threadpool import MAX_CHUNKS, ThreadPool
-from cpu_backend_helpers import contiguous_kernel, reduce_kernel, run_flat, run_reduce
+from cpu_backend_helpers import contiguous_kernel, jit_address, reduce_kernel, run_flat, run_reduce
 from scheduler.dtypes import float64
 from ir_strategies import binop
 
@@ -25,7 +24,7 @@ PTR = ir.IntType(8).as_pointer()
 
 @pytest.fixture(scope="module")
 def bump():
-    """(ctypes function, address) of `for i in [ctl[1], ctl[2]): out[i] += 1`."""
+    """(address, engine) of `for i in [ctl[1], ctl[2]): out[i] += 1`."""
     mod = ir.Module("bump")
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "bump")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -47,24 +46,20 @@ def bump():
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(jit=True)
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(mod)), tm)
-    engine.finalize_object()
-    addr = engine.get_function_address("bump")
-    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                             ctypes.c_void_p)
-    yield proto(addr), addr, engine
+    yield jit_address(mod, "bump")
+
+
+def run_table(pool: ThreadPool, bump, counts: np.ndarray, table: np.ndarray) -> None:
+    """One launch of `bump` over `counts` with these control blocks."""
+    record = launch_record(0, 0, table.ctypes.data, len(table), 0, [])
+    pool.launch(bump[0], record.ctypes.data, len(table), (counts,))
 
 
 def launch(pool: ThreadPool, bump, counts: np.ndarray, chunks: int) -> None:
-    fn, addr, _ = bump
     edges = np.linspace(0, len(counts), chunks + 1).astype(np.int64)
     table = np.zeros((chunks, 9), np.int64)
     table[:, 1], table[:, 2] = edges[:-1], edges[1:]
-    ptrs = np.array([counts.ctypes.data], np.uintp)
-    pool.run(fn, addr, 0, ptrs.ctypes.data, 0, table)
+    run_table(pool, bump, counts, table)
 
 
 @pytest.mark.parametrize("threads", [2, 3])
@@ -190,18 +185,16 @@ def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
     """Uneven chunks: the thread with the short one polls past JOIN_SPIN,
     then sleeps on `done` until the long one finishes (a lost wake-up would
     hang here, so the launches run on a watched thread)."""
-    fn, addr, _ = bump
     pool = ThreadPool(2)
     counts = np.zeros(3_000_000, np.int64)
     table = np.zeros((2, 9), np.int64)
     table[0, 1:3] = 0, 10
     table[1, 1:3] = 10, len(counts)
-    ptrs = np.array([counts.ctypes.data], np.uintp)
     finished = threading.Event()
 
     def launches():
         for _ in range(30):
-            pool.run(fn, addr, 0, ptrs.ctypes.data, 0, table)
+            run_table(pool, bump, counts, table)
         finished.set()
     threading.Thread(target=launches, daemon=True).start()
     assert finished.wait(120), "a launch never returned: the waiting caller was not woken"
@@ -210,11 +203,10 @@ def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
 
 
 def test_the_dispatch_loop_is_compiled_with_the_backend_not_in_a_kernel(monkeypatch):
-    """Its one-time compile must not land in the first parallel kernel's
-    logged run time: a backend with threads has it ready."""
+    """Its one-time compile must not land in the first kernel's logged run
+    time: every backend has it ready, one thread too (each launch is a
+    call into it, dispatch.py)."""
     import cpu_backend.threadpool as tp
     monkeypatch.setattr(tp, "_NATIVE", None)
     CPUBackend(num_threads=1)
-    assert tp._NATIVE is None      # one thread never needs it
-    CPUBackend(num_threads=2)
     assert tp._NATIVE is not None
