@@ -1,9 +1,11 @@
 """Runtime settings: environment variables, overridable from code.
 
 Read when used, never at import, so tests and users can change them at
-any time (`lazy.config.max_pending_nodes = 10_000`). The one setting
-checked on every op, LAZY_MAX_PENDING, is read once at first use; setting
-it to None from code reads the variable again.
+any time (`lazy.config.max_pending_nodes = 10_000`). The settings checked
+on every op or every sync, LAZY_MAX_PENDING and LAZY_LOG, are read once at
+first use (an environment lookup is several Python calls, ~10 us each time
+once a big array operation has evicted the caches); setting them to None
+from code reads the variable again.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def _env_int(name: str, default: int) -> int:
 class Config:
     _max_pending_nodes: int | None = None
     _max_kernel_ops: int | None = None
+    _log_to_stderr: bool | None = None
 
     @property
     def max_pending_nodes(self) -> int:
@@ -48,7 +51,14 @@ class Config:
 
     @property
     def log_to_stderr(self) -> bool:
-        return os.environ.get("LAZY_LOG", "") not in ("", "0")
+        """Print each log record to stderr (LAZY_LOG=1): read once, at first use."""
+        if self._log_to_stderr is None:
+            self._log_to_stderr = os.environ.get("LAZY_LOG", "") not in ("", "0")
+        return self._log_to_stderr
+
+    @log_to_stderr.setter
+    def log_to_stderr(self, on: bool | None) -> None:
+        self._log_to_stderr = on
 
     @property
     def implicit_sync(self) -> str:

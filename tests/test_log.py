@@ -85,6 +85,25 @@ def test_lazy_log_env_prints_records_to_stderr(tmp_path):
     assert "llvm" in out.stderr
 
 
+def test_log_to_stderr_is_read_once_and_settable(monkeypatch, capsys):
+    """LAZY_LOG is checked on every sync, so it is read at first use; code
+    turns it on or off, and None reads the variable again."""
+    import lazy
+    from scheduler.config import config
+    monkeypatch.setattr(config, "_log_to_stderr", None)
+    monkeypatch.setenv("LAZY_LOG", "1")
+    assert config.log_to_stderr
+    monkeypatch.setenv("LAZY_LOG", "0")
+    assert config.log_to_stderr  # still the value read first
+    config.log_to_stderr = None
+    assert not config.log_to_stderr
+    lazy.sync(lazy.arange(4) + 1)
+    assert "[lazy]" not in capsys.readouterr().err
+    config.log_to_stderr = True
+    lazy.sync(lazy.arange(4) + 2)
+    assert "[lazy] sync" in capsys.readouterr().err
+
+
 def test_log_is_bounded_and_thread_safe():
     import threading
     from scheduler.log import Log, KernelRecord
