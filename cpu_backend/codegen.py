@@ -1,7 +1,7 @@
 """Kernel IR -> LLVM IR (llvmlite.ir).
 
-Every kernel becomes one function with the same C signature, so the ctypes
-wrapper is a single prototype:
+Every kernel becomes one function with the same C signature, so one
+native launcher (dispatch.py) calls them all:
 
     void k(i64* launch, i8** bufs, i64* ctl, i64* scalars)
 

@@ -9,13 +9,11 @@ expressions; the same Kernel object is found by identity first. On a
 miss the report says what was new against the kernels already compiled
 (the smallest set among dtypes / rank / contiguity that, once ignored,
 matches a cached kernel; otherwise "new structure"), because the log has
-to explain every recompile. The entry point is wrapped in ctypes once, here,
-never per call; ctypes releases the GIL during the call, which is what the
-thread pool in launch.py relies on.
+to explain every recompile. Kernels are called by address, from native
+code (dispatch.py's `lazy_launch`, and the pool's workers).
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
@@ -33,14 +31,10 @@ from .diskcache import DiskCache
 from .loops import alias_candidate
 from .keys import NewnessTracker, key_digest, structural_key, variant_key
 
-PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-
-
 @dataclass
 class Compiled:
     kernel: Kernel
     name: str
-    fn: object          # the ctypes function, wrapped once
     address: int
     ir: str             # generated (unoptimized) LLVM IR; "" until asked when from disk
     ms: float
@@ -189,7 +183,7 @@ class JIT:
         ms = (time.perf_counter() - t0) * 1e3
         alias_inputs = () if alias is not None else \
             tuple(i for i in range(len(kernel.inputs)) if alias_candidate(kernel, i))
-        c = Compiled(kernel, name, PROTO(addr), addr, text, ms,
+        c = Compiled(kernel, name, addr, text, ms,
                      any(o.pos is not None for o in kernel.outputs), alias_inputs)
         return c, source, ms
 

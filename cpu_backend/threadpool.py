@@ -311,7 +311,7 @@ class ThreadPool:
         _POOLS.add(self)
 
     def prepare(self) -> _Native:
-        """Compile the dispatch code now (~15 ms, once per process), so that it
+        """Compile the dispatch code now (~15-25 ms, once per process), so that it
         is not counted in the first kernel's logged run time."""
         if self._native is None:
             self._native = native()
