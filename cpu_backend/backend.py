@@ -18,6 +18,7 @@ from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced
 from scheduler.ops import REDUCTIONS, operand_error
 
 from .jit import JIT, Compiled
+from .dispatch import LaunchRecord
 from .launch import Launcher, Split, choose_tile
 from .pack import LaunchPlan
 from .lowering import EMITTERS
@@ -120,8 +121,7 @@ class CPUBackend:
                 if _same_memory(bufs[i], y):
                     compiled = self.jit.in_place_variant(compiled, i)
                     break
-        self.launcher.pool.launch(compiled.address, prepared.record_address,
-                                  len(prepared.split.table), tuple(bufs))
+        self.launcher.pool.launch(compiled.address, prepared.record, tuple(bufs))
 
     def _prepare(self, compiled: Compiled, kernel: Kernel, launch: Launch) -> "_Prepared":
         """Packed arguments, loop order and thread split of one Launch object.
@@ -138,9 +138,8 @@ class CPUBackend:
         args, scalars = compiled.plan.pack(launch)
         tile = choose_tile(kernel, launch, self.loop_order)
         split = self.launcher.split(kernel, shape, compiled.in_order, tile)
-        record = None if split is None else split.record(args, scalars)
-        p = _Prepared(launch, kernel, args, scalars, split, record,
-                      0 if record is None else record.__array_interface__["data"][0])
+        p = _Prepared(launch, kernel, args, scalars, split,
+                      None if split is None else split.record(args, scalars))
         if len(self._prepared) >= 1024:
             self._prepared.pop(next(iter(self._prepared)))
         self._prepared[id(launch)] = p
@@ -177,8 +176,7 @@ class _Prepared:
     args: np.ndarray      # packed sizes, strides, offsets (read-only to kernels)
     scalars: np.ndarray
     split: Split | None   # None: an empty launch, nothing to run
-    record: np.ndarray | None  # dispatch.launch_record of the above (holds their addresses)
-    record_address: int
+    record: LaunchRecord | None  # what dispatch.lazy_launch reads: the above's addresses
 
 
 def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:

@@ -33,6 +33,7 @@ something references it.
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
@@ -64,11 +65,20 @@ def object_layout() -> tuple[int, int, int] | None:
     return size_at, items_at, data_at
 
 
+@dataclass(frozen=True)
+class LaunchRecord:
+    """The int64 fields `lazy_launch` reads, with their address and chunk
+    count looked up once (kept alive by whoever holds the launch)."""
+    array: np.ndarray
+    address: int
+    chunks: int
+
+
 def launch_record(args: int, scalars: int, table: int, chunks: int, final: int,
-                  partial_bytes: list[int]) -> np.ndarray:
-    """The int64 record `lazy_launch` reads (kept alive by whoever holds the launch)."""
-    return np.array([args, scalars, table, chunks, final, len(partial_bytes), *partial_bytes],
-                    np.int64)
+                  partial_bytes: list[int]) -> LaunchRecord:
+    array = np.array([args, scalars, table, chunks, final, len(partial_bytes), *partial_bytes],
+                     np.int64)
+    return LaunchRecord(array, array.__array_interface__["data"][0], chunks)
 
 
 def _for(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import MODE_FINAL, MODE_FULL, MODE_PARTIAL
-from .dispatch import launch_record
+from .dispatch import LaunchRecord, launch_record
 from .loops import ew_tile_eligible, ew_tile_units
 from .reduce_loops import MAX_TILE, tile_eligible
 from .reduction import Accumulator
@@ -127,7 +127,7 @@ class Split:
     partial_bytes: tuple[int, ...]     # per partial-buffer slot of the kernel (0: unused)
     final: np.ndarray | None = None    # the fold of the partials (reduce-range split)
 
-    def record(self, args: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    def record(self, args: np.ndarray, scalars: np.ndarray) -> LaunchRecord:
         """What dispatch.lazy_launch reads for this split with these packed
         arguments (it holds addresses: keep the arrays alive beside it)."""
         return launch_record(_addr(args), _addr(scalars), _addr(self.table), len(self.table),
@@ -151,12 +151,14 @@ class Launcher:
         nred = math.prod(shape[kernel.n_out:]) if red is not None else 1
         if nout == 0:
             return None
-        acc = [d.itemsize for d in Accumulator(red).partial_dtypes] if red is not None else []
+        # bytes per partial value, one per partial-buffer slot of the kernel
+        part_sizes = [d.itemsize for d in Accumulator(red).partial_dtypes] if red is not None \
+            else []
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
         threads = self.threads if work >= SMALL and not in_order else 1
         if red is not None and tile:
-            return self._split_tiled(nout, nred, threads, acc)
+            return self._split_tiled(nout, nred, threads, part_sizes)
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             # the elementwise tiled order counts rows of tiles, not elements
             units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
@@ -165,15 +167,15 @@ class Launcher:
             parts = 1 if threads == 1 else \
                 min(threads * CHUNKS_PER_THREAD, max(threads, work // MIN_CHUNK))
             return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, tile], 1,
-                                _chunks(units, parts, align)), (0,) * len(acc))
+                                _chunks(units, parts, align)), (0,) * len(part_sizes))
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, nred // MIN_REDUCE_PART))
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, tile], 3, ranges)
         table[:, 5] = np.arange(n)
         final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
-        return Split(table, tuple(size * n * nout for size in acc), final)
+        return Split(table, tuple(size * n * nout for size in part_sizes), final)
 
-    def _split_tiled(self, nout: int, nred: int, threads: int, acc: list) -> Split:
+    def _split_tiled(self, nout: int, nred: int, threads: int, part_sizes: list[int]) -> Split:
         """A reduction in tiled order (a column reduction): each thread takes
         whole rows (reduce steps) of all nout outputs when they fit one tile,
         so every step reads one contiguous run: split the reduce range, fold
@@ -185,13 +187,13 @@ class Launcher:
             ranges = _chunks(nout, parts, ALIGN)
             width = min(MAX_TILE, max(hi - lo for lo, hi in ranges))
             return Split(_table([MODE_FULL, 0, 0, 0, nred, 0, 1, nout, width], 1, ranges),
-                         (0,) * len(acc))
+                         (0,) * len(part_sizes))
         ranges = _chunks(nred, min(threads * CHUNKS_PER_THREAD, max(threads, nred // 64)), 1)
         n = len(ranges)
         table = _table([MODE_PARTIAL, 0, nout, 0, 0, 0, n, nout, nout], 3, ranges)
         table[:, 5] = np.arange(n)
         final = np.array([MODE_FINAL, 0, nout, 0, nred, 0, n, nout, 0], np.int64)
-        return Split(table, tuple(size * n * nout for size in acc), final)
+        return Split(table, tuple(size * n * nout for size in part_sizes), final)
 
     def shutdown(self) -> None:
         self.pool.shutdown()

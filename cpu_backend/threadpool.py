@@ -38,7 +38,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
-from .dispatch import emit_launch, object_layout, pointers
+from .dispatch import LaunchRecord, emit_launch, object_layout, pointers
 
 CTL_LEN = 9               # int64 fields per control block (codegen.CTL)
 MAX_CHUNKS = 1 << 12      # n and idx share 16 bits each; idx may pass n by the thread count
@@ -328,22 +328,23 @@ class ThreadPool:
         """Workers asleep on the futex now (tests)."""
         return int(self._state[_S_SLEEPERS])
 
-    def launch(self, fn: int, record: int, chunks: int, buffers: tuple) -> None:
-        """Run the launch at `record` (dispatch.launch_record, `chunks` control
-        blocks) with the kernel at address `fn` over `buffers`: on every
-        thread when it has several chunks and no other Python thread is
-        launching, else on this thread; returns when every chunk is done."""
+    def launch(self, fn: int, record: LaunchRecord, buffers: tuple) -> None:
+        """Run `record`'s launch with the kernel at address `fn` over
+        `buffers`: on every thread when it has several chunks and no other
+        Python thread is launching, else on this thread; returns when every
+        chunk is done."""
+        chunks = record.chunks
         if not 0 < chunks <= MAX_CHUNKS:
             raise ValueError(f"a launch needs 1 to {MAX_CHUNKS} chunks, got {chunks}")
         nat = self._native if self._native is not None else self.prepare()
         if chunks < 2 or self.threads == 1 or _SYS_FUTEX is None or \
                 not self._busy.acquire(blocking=False):
-            rc = nat.launch(None, fn, record, buffers)
+            rc = nat.launch(None, fn, record.address, buffers)
         else:
             try:
                 if not self._threads:
                     self._start()
-                rc = nat.launch(self._addr, fn, record, buffers)
+                rc = nat.launch(self._addr, fn, record.address, buffers)
             finally:
                 self._busy.release()
         if rc:

@@ -56,7 +56,7 @@ def _table_of(dump_addr, pool, buffers, partial_bytes, chunks=1):
     table = np.zeros((chunks, 9), np.int64)
     table[:, 1] = n
     record = launch_record(0, 0, table.ctypes.data, chunks, 0, partial_bytes)
-    pool.launch(dump_addr, record.ctypes.data, chunks, buffers)
+    pool.launch(dump_addr, record, buffers)
     return buffers[0][:n].copy()
 
 
@@ -99,9 +99,9 @@ def test_a_failed_partial_allocation_raises_and_runs_nothing(dump):
     table = np.zeros((1, 9), np.int64)
     table[:, 1] = 1
     record = launch_record(0, 0, table.ctypes.data, 1, 0, [16, 1 << 62])
-    assert len(record) == RECORD_FIXED + 2
+    assert len(record.array) == RECORD_FIXED + 2
     with pytest.raises(MemoryError, match="partial accumulators"):
-        pool.launch(dump[0], record.ctypes.data, 1, (out,))
+        pool.launch(dump[0], record, (out,))
     assert not out.any()
 
 

@@ -52,7 +52,7 @@ def bump():
 def run_table(pool: ThreadPool, bump, counts: np.ndarray, table: np.ndarray) -> None:
     """One launch of `bump` over `counts` with these control blocks."""
     record = launch_record(0, 0, table.ctypes.data, len(table), 0, [])
-    pool.launch(bump[0], record.ctypes.data, len(table), (counts,))
+    pool.launch(bump[0], record, (counts,))
 
 
 def launch(pool: ThreadPool, bump, counts: np.ndarray, chunks: int) -> None:
