@@ -19,7 +19,9 @@ from scheduler.ops import REDUCTIONS, operand_error
 
 from .jit import JIT, Compiled
 from .dispatch import LaunchRecord
+from .keys import STREAM
 from .launch import Launcher, Split, choose_tile
+from .loops import TILE_STREAM
 from .pack import LaunchPlan
 from .lowering import EMITTERS
 
@@ -115,12 +117,15 @@ class CPUBackend:
         prepared = self._prepare(compiled, kernel, launch)
         if prepared.split is None:
             return
+        variant = STREAM if prepared.stream else None
         if compiled.alias_inputs:  # an in-place write? then the variant that vectorizes it
             y = bufs[-1]
             for i in compiled.alias_inputs:
                 if _same_memory(bufs[i], y):
-                    compiled = self.jit.in_place_variant(compiled, i)
+                    variant = i  # (it never streams: it reads what it writes)
                     break
+        if variant is not None:
+            compiled = self.jit.variant(compiled, variant)
         self.launcher.pool.launch(compiled.address, prepared.record, tuple(bufs))
 
     def _prepare(self, compiled: Compiled, kernel: Kernel, launch: Launch) -> "_Prepared":
@@ -139,7 +144,8 @@ class CPUBackend:
         tile = choose_tile(kernel, launch, self.loop_order)
         split = self.launcher.split(kernel, shape, compiled.in_order, tile)
         p = _Prepared(launch, kernel, args, scalars, split,
-                      None if split is None else split.record(args, scalars))
+                      None if split is None else split.record(args, scalars),
+                      tile == TILE_STREAM)
         if len(self._prepared) >= 1024:
             self._prepared.pop(next(iter(self._prepared)))
         self._prepared[id(launch)] = p
@@ -177,6 +183,7 @@ class _Prepared:
     scalars: np.ndarray
     split: Split | None   # None: an empty launch, nothing to run
     record: LaunchRecord | None  # what dispatch.lazy_launch reads: the above's addresses
+    stream: bool = False  # the output is written with streaming stores (loops.py)
 
 
 def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:

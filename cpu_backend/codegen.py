@@ -99,18 +99,21 @@ class _LoopID(ir.values.MDValue):
         return id(self)
 
 
-def function_name(kernel: Kernel, alias: int | None = None) -> str:
+def function_name(kernel: Kernel, variant: int | str | None = None) -> str:
     """Symbol name: from the structural key (Kernel.digest() uses repr, which
     recurses and fails on deep expressions)."""
     from .keys import key_digest, structural_key, variant_key
-    return f"lazy_{key_digest(variant_key(structural_key(kernel), alias))}"
+    return f"lazy_{key_digest(variant_key(structural_key(kernel), variant))}"
 
 
 class _Gen:
     def __init__(self, k: Kernel, triple: str = "", data_layout: str = "",
-                 alias: int | None = None):
-        self.k, self.lay, self.alias = k, arg_layout(k), alias
-        self.mod = ir.Module(name=function_name(k, alias))
+                 variant: int | str | None = None):
+        from .keys import STREAM
+        self.k, self.lay = k, arg_layout(k)
+        self.alias = variant if isinstance(variant, int) else None
+        self.stream = variant == STREAM
+        self.mod = ir.Module(name=function_name(k, variant))
         if triple:
             self.mod.triple = triple
         if data_layout:
@@ -395,15 +398,17 @@ class _Gen:
 
 
 def generate(kernel: Kernel, triple: str = "", data_layout: str = "",
-             alias: int | None = None) -> ir.Module:
-    """The LLVM module holding `kernel`'s entry point `function_name(kernel, alias)`.
+             variant: int | str | None = None) -> ir.Module:
+    """The LLVM module holding `kernel`'s entry point `function_name(kernel, variant)`.
 
-    `alias`: the in-place variant, with an extra inner-loop copy for rows where
-    input `alias` is read exactly where the output is written (loops.py).
+    `variant` (loops.py): an input index, the in-place variant, with an extra
+    inner-loop copy for rows where that input is read exactly where the
+    output is written; keys.STREAM, the variant that can write its output
+    with streaming stores (ctl.tile == TILE_STREAM).
     """
     from .loops import emit_body
     from .sincos import keep_variants
-    g = _Gen(kernel, triple, data_layout, alias)
+    g = _Gen(kernel, triple, data_layout, variant)
     emit_body(g)
     g.b.ret_void()
     keep_variants(g.mod)

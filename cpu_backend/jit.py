@@ -40,7 +40,7 @@ class Compiled:
     ms: float
     in_order: bool = False  # some output stores at Output.pos: run single-threaded
     alias_inputs: tuple = ()  # inputs an in-place variant could serve (loops.alias_candidate)
-    variants: dict = field(default_factory=dict)  # alias input -> in-place variant
+    variants: dict = field(default_factory=dict)  # keys.variant_key's variant -> compiled
     plan: object = None  # pack.LaunchPlan, made on first run (backend.py)
 
 
@@ -149,22 +149,25 @@ class JIT:
             self._remember(kernel, c)
             return c, CompileInfo(source, ms, new if source == "miss" else "")
 
-    def in_place_variant(self, base: Compiled, alias: int) -> Compiled:
-        """`base`'s kernel compiled with the in-place loop copy for input
-        `alias` (loops.py), once per structure; kept on `base`."""
-        v = base.variants.get(alias)
+    def variant(self, base: Compiled, variant: int | str) -> Compiled:
+        """`base`'s kernel compiled as `variant` (codegen.generate: an input
+        index for the in-place loop copy, keys.STREAM for streaming stores),
+        once per structure (and on disk); kept on `base`. Compiled when a
+        run first needs it, so its compile time counts in that run's time."""
+        v = base.variants.get(variant)
         if v is not None:
             return v
         with self._lock:
-            key = variant_key(structural_key(base.kernel), alias)
+            key = variant_key(structural_key(base.kernel), variant)
             v = self._cache.get(key)
             if v is None:
-                v, _, _ = self._build(base.kernel, key, alias)
+                v, _, _ = self._build(base.kernel, key, variant)
                 self._cache[key] = v
-            base.variants[alias] = v
+            base.variants[variant] = v
             return v
 
-    def _build(self, kernel: Kernel, key: str, alias: int | None) -> tuple[Compiled, str, float]:
+    def _build(self, kernel: Kernel, key: str, variant: int | str | None
+               ) -> tuple[Compiled, str, float]:
         """Compile (or load from disk) under the lock: (compiled, "miss"/"disk", ms)."""
         t0 = time.perf_counter()
         dkey = self.disk.key(key)
@@ -172,7 +175,7 @@ class JIT:
         source = "disk" if obj is not None else "miss"
         text = ""
         if obj is None:
-            text = str(generate(kernel, self.triple, self.data_layout, alias))
+            text = str(generate(kernel, self.triple, self.data_layout, variant))
             obj = self.tm.emit_object(self.optimize(text))
             self.disk.store(dkey, obj)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
@@ -181,7 +184,7 @@ class JIT:
         if not addr:
             raise RuntimeError(f"JIT produced no address for {name}")
         ms = (time.perf_counter() - t0) * 1e3
-        alias_inputs = () if alias is not None else \
+        alias_inputs = () if variant is not None else \
             tuple(i for i in range(len(kernel.inputs)) if alias_candidate(kernel, i))
         c = Compiled(kernel, name, addr, text, ms,
                      any(o.pos is not None for o in kernel.outputs), alias_inputs)

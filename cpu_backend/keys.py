@@ -59,10 +59,16 @@ def structural_key(k: Kernel) -> str:
             f"reduce={red} outputs=[{outs}] nodes=[{'; '.join(lines)}]")
 
 
-def variant_key(key: str, alias: int | None) -> str:
-    """Key of the in-place variant (loops.py: input `alias` may be the output's
-    own memory read where it is written), compiled only when a run needs it."""
-    return key if alias is None else f"{key} in_place_alias={alias}"
+def variant_key(key: str, variant: int | str | None) -> str:
+    """Key of a variant compiled only when a run needs it (loops.py): an int
+    is the in-place variant (that input may be the output's own memory, read
+    where it is written), "stream" the streaming-store one."""
+    if variant is None:
+        return key
+    return f"{key} streamed" if variant == STREAM else f"{key} in_place_alias={variant}"
+
+
+STREAM = "stream"  # variant_key's name of the streaming-store variant
 
 
 def key_digest(key: str) -> str:

@@ -15,12 +15,21 @@ thread pool (threadpool.py), whose threads take them in turn:
   partial accumulators (value, and index for argmax/argmin), then the
   caller folds them in part order (mode 2) and runs the epilogue. Only
   float sums/products can differ with the thread count, by rounding.
+
+An elementwise output at least as large as the last-level cache is written
+with streaming stores (loops.TILE_STREAM): by the time such a kernel ends,
+a normally stored output has already been pushed out of the cache, so
+keeping it there buys nothing, and skipping the read of each line before
+it is overwritten saves a third of the traffic of `b + s * c`.
 """
 from __future__ import annotations
 
+import glob
 import math
 import os
+import platform
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,7 +37,8 @@ from scheduler.kernel_ir import Kernel, Launch
 
 from .codegen import MODE_FINAL, MODE_FULL, MODE_PARTIAL
 from .dispatch import LaunchRecord, launch_record
-from .loops import ew_tile_eligible, ew_tile_units
+from .loops import (TILE_ROWS, TILE_SQUARE, TILE_STREAM, ew_tile_eligible, ew_tile_units,
+                    stream_eligible)
 from .reduce_loops import MAX_TILE, tile_eligible
 from .reduction import Accumulator
 from .threadpool import MAX_CHUNKS, ThreadPool
@@ -38,6 +48,7 @@ CHUNKS_PER_THREAD = 4    # out-range splits are dealt out in this many chunks pe
 MIN_CHUNK = 1 << 15      # ... each at least this much work (a chunk costs ~10 us to deal)
 MIN_REDUCE_PART = 1 << 14  # reduce elements per thread worth a partial split
 ALIGN = 64               # chunk boundaries on multiples of this (cache lines, vectors)
+DEFAULT_LLC = 32 << 20   # last-level cache size when the system does not say
 
 
 def _addr(x: np.ndarray) -> int:
@@ -91,23 +102,57 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
 
 
 def _choose_ew_tile(kernel: Kernel, launch: Launch, order: str) -> int:
-    """Elementwise loop order (loops.py): 1 = square tiles over the last two axes.
+    """Elementwise loop order (loops.py): TILE_SQUARE, tiles over the last two
+    axes; TILE_STREAM, rows with streaming stores; TILE_ROWS, plain rows.
 
     Tiled when some plain operand (input or output) is strided along the last
     axis by a cache line or more and steps less along the axis before it
     (`A.T`: strides (1, n)): row order would fetch a line per element of it.
+    Streamed when the output is at least `stream_min_bytes()`.
     """
-    if not ew_tile_eligible(kernel) or order == "per-element":
-        return 0
-    if order == "tiled":
-        return 1
+    if order != "per-element" and ew_tile_eligible(kernel) and \
+            (order == "tiled" or _strided_last(kernel, launch)):
+        return TILE_SQUARE
+    if stream_eligible(kernel, triple=_triple()) and \
+            math.prod(launch.shape) * kernel.outputs[0].dtype.itemsize >= stream_min_bytes():
+        return TILE_STREAM
+    return TILE_ROWS
+
+
+def _strided_last(kernel: Kernel, launch: Launch) -> bool:
     shape = launch.shape
     if shape[-1] < 2 or shape[-2] < 2:
-        return 0
+        return False
     ops = [(inp.dtype.itemsize, views[0].strides) for inp, views in zip(kernel.inputs, launch.inputs)
            if not (inp.chain or inp.iota or inp.indirect)]
     ops += [(o.dtype.itemsize, v.strides) for o, v in zip(kernel.outputs, launch.outputs)]
-    return int(any(abs(st[-1]) * isz >= 64 and abs(st[-2]) < abs(st[-1]) for isz, st in ops))
+    return any(abs(st[-1]) * isz >= 64 and abs(st[-2]) < abs(st[-1]) for isz, st in ops)
+
+
+def _triple() -> str:
+    """The host's architecture as loops.stream_eligible spells it."""
+    return "x86_64" if platform.machine().lower() in ("x86_64", "amd64") else platform.machine()
+
+
+@lru_cache(maxsize=1)
+def stream_min_bytes() -> int:
+    """Outputs this large are streamed: the largest CPU cache sysfs lists
+    (LAZY_STREAM_BYTES overrides it)."""
+    env = os.environ.get("LAZY_STREAM_BYTES", "").strip()
+    if env.isdigit():
+        return int(env)
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            with open(path) as f:
+                text = f.read().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            sizes.append(int(digits) * scale)
+    return max(sizes, default=DEFAULT_LLC)
 
 
 def _table(row: list[int], col: int, ranges: list[tuple[int, int]]) -> np.ndarray:
@@ -161,7 +206,8 @@ class Launcher:
             return self._split_tiled(nout, nred, threads, part_sizes)
         if red is None or nout >= 4 * threads or nred < 2 * MIN_REDUCE_PART:
             # the elementwise tiled order counts rows of tiles, not elements
-            units, align = (ew_tile_units(shape), 1) if red is None and tile else (nout, ALIGN)
+            units, align = (ew_tile_units(shape), 1) if red is None and tile == TILE_SQUARE \
+                else (nout, ALIGN)
             # more chunks than threads, taken in turn: a thread slowed by another
             # process takes fewer, instead of the whole kernel waiting for its half
             parts = 1 if threads == 1 else \

@@ -9,6 +9,9 @@ chained/iota ones) and stepped by `j * inner_stride`, so that when the inner
 stride is a compile-time constant, 1, 0 or -1 (`Input.inner`, `Output.inner`),
 the address is a plain affine induction LLVM vectorizes. The reduction
 nest, which reuses these helpers, is in reduce_loops.py.
+
+Large outputs are written with non-temporal (streaming) stores, ctl.tile =
+TILE_STREAM: see `_streamed_rows`.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from llvmlite import ir
 from scheduler.kernel_ir import Expr, Kernel, Load, Reduced, Scalar, ViewSlot
 
 from .codegen import Hoisted, Ptr, _Gen
-from .lowering import I64, cast
+from .lowering import I64, cast, mem_type
 
 _ZERO = ir.Constant(I64, 0)
 # Inner strides that get their own copy of an inner loop when every runtime
@@ -26,6 +29,11 @@ _ZERO = ir.Constant(I64, 0)
 # a runtime stride is never 1 (`Input.inner` says so), and the generic copy
 # stays scalar (inner_hint).
 STRIDE_VERSIONS = (2,)
+
+# ctl.tile of elementwise kernels: rows of the flat range, square tiles over
+# the last two axes, or rows whose output is written with streaming stores
+TILE_ROWS, TILE_SQUARE, TILE_STREAM = 0, 1, 2
+STREAM_BLOCK = 256  # bytes of output computed into an L1 buffer, then streamed out
 
 
 def _strides(g: _Gen, slot: ViewSlot, lo: int, hi: int, inner: int | None) -> list[ir.Value]:
@@ -193,24 +201,118 @@ def _elementwise(g: _Gen) -> None:
         s = tag[0] if tag is not None else None
         return inner_hint(g, [pick(n, s) for n in range(len(views))], range(len(views)))
 
+    streamed = _streamed_rows(g, elem, hint, pick) \
+        if g.stream and stream_eligible(k, g.alias, g.mod.triple) else None
     if not ew_tile_eligible(k):
         g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck,
-                     hint=hint)
+                     row_body=streamed, hint=hint)
+        _fence_streams(g, streamed)
         return
     b = g.b
     tiled, plain = b.append_basic_block("ew.tiled"), b.append_basic_block("ew.rows")
     join = b.append_basic_block("ew.end")
-    b.cbranch(b.icmp_signed("!=", g.ctl["tile"], _ZERO), tiled, plain)
+    b.cbranch(b.icmp_signed("==", g.ctl["tile"], ir.Constant(I64, TILE_SQUARE)), tiled, plain)
     b.position_at_end(tiled)
     _tiled_elementwise(g, views, lambda locs, j: elem(locs, j, [], None))
     b.branch(join)
     b.position_at_end(plain)
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck,
-                 hint=hint)
+                 row_body=streamed, hint=hint)
+    _fence_streams(g, streamed)
     b.branch(join)
     g.fn.blocks.remove(join)
     g.fn.blocks.append(join)
     b.position_at_end(join)
+
+
+def stream_eligible(k: Kernel, alias: int | None = None, triple: str = "x86_64") -> bool:
+    """Whether an elementwise kernel compiles the streaming-store rows: one
+    plain output, contiguous along the last axis, on x86-64 (whose `sfence`
+    orders the streamed stores before the launch reports done). The in-place
+    variant never streams: it reads the memory it writes."""
+    if k.reduce is not None or len(k.outputs) != 1 or alias is not None:
+        return False
+    o = k.outputs[0]
+    return o.pos is None and o.inner == 1 and o.follows is None and \
+        triple.startswith("x86_64") and 64 % o.dtype.itemsize == 0
+
+
+def _streamed_rows(g: _Gen, elem, hint, pick):
+    """The row loop of a kernel that may stream its output (ctl.tile ==
+    TILE_STREAM). A row's output from its first 64-byte boundary on is cut
+    into blocks of STREAM_BLOCK bytes; each block is computed into a stack
+    buffer (L1) by a loop of fixed trip count, then copied out 64 bytes at a
+    time with non-temporal stores. The head before the boundary and the
+    tail after the last whole block (and whole rows when not streaming) are
+    stored directly, by one loop over those two segments. Streaming skips
+    the read a normal store makes of every output line it overwrites (a
+    third of the traffic of `b + s * c`). Blocks are small because a long
+    burst of streamed stores stalls on the write-combining buffers (4 KB
+    blocks kept only a quarter of the gain, 256 B nearly all of it).
+    Returns loop_range's `row_body`."""
+    b, nin = g.b, len(g.k.inputs)
+    ty = mem_type(g.k.outputs[0].dtype)
+    isz = g.k.outputs[0].dtype.itemsize
+    lanes, block = 64 // isz, STREAM_BLOCK // isz
+    vec = ir.VectorType(ty, lanes)
+    with b.goto_entry_block():
+        buf = b.alloca(ir.ArrayType(ty, block), name="stream.buf")
+        buf.align = 64
+        on = b.icmp_signed("==", g.ctl["tile"], ir.Constant(I64, TILE_STREAM))
+    tmp = b.bitcast(buf, ty.as_pointer())
+    nt = g.mod.add_metadata([ir.Constant(ir.IntType(32), 1)])
+
+    def c(n):
+        return ir.Constant(I64, n)
+
+    def shifted(state, lo, tag):
+        s = tag[0] if tag is not None else None
+        return [_at(g, base, lo, pick(i, s)) for i, base in enumerate(state)]
+
+    def row_body(state, cnt, carry, tag):
+        out0 = state[nin].p
+        mis = b.and_(b.ptrtoint(out0, I64), c(63))
+        fits = b.and_(on, b.icmp_unsigned("==", b.urem(mis, c(isz)), c(0)))
+        to_align = b.udiv(b.and_(b.sub(c(64), mis), c(63)), c(isz))
+        head = b.select(fits, b.select(b.icmp_signed("<", to_align, cnt), to_align, cnt), cnt)
+        nblk = b.select(fits, b.udiv(b.sub(cnt, head), c(block)), c(0))
+        tail = g.add(head, g.mul(nblk, c(block)))
+
+        def one_block(q, _):
+            lo = g.add(head, g.mul(q, c(block)))
+            at = shifted(state, lo, tag)
+            at[nin] = Ptr(tmp)
+            g.counted_loop(_ZERO, c(block), [], lambda j, cy: elem(at, j, cy, tag))
+            out = b.gep(out0, [lo], inbounds=True)
+            for v in range(block // lanes):
+                src = b.bitcast(b.gep(tmp, [c(v * lanes)], inbounds=True), vec.as_pointer())
+                dst = b.bitcast(b.gep(out, [c(v * lanes)], inbounds=True), vec.as_pointer())
+                b.store(b.load(src, align=64), dst, align=64).set_metadata("nontemporal", nt)
+            return []
+        g.counted_loop(_ZERO, nblk, [], one_block)
+
+        def direct(seg, _):  # segment 0: [0, head); segment 1: [tail, cnt)
+            first = b.icmp_signed("==", seg, _ZERO)
+            lo = b.select(first, _ZERO, tail)
+            hi = b.select(first, head, cnt)
+            at = shifted(state, lo, tag)
+            g.counted_loop(_ZERO, b.sub(hi, lo), [], lambda j, cy: elem(at, j, cy, tag),
+                           hint(tag))
+            return []
+        g.counted_loop(_ZERO, c(2), [], direct)
+        return carry
+
+    return row_body
+
+
+def _fence_streams(g: _Gen, streamed) -> None:
+    """sfence: streamed stores are weakly ordered; the launch's `done` count
+    must not be seen before them."""
+    if streamed is None:
+        return
+    fn = g.mod.globals.get("llvm.x86.sse.sfence") or \
+        ir.Function(g.mod, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
+    g.b.call(fn, [])
 
 
 # Elementwise tiled order: square tiles of EW_TILE x EW_TILE over the last two
