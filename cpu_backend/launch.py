@@ -20,7 +20,7 @@ An elementwise output at least as large as the last-level cache is written
 with streaming stores (loops.TILE_STREAM): by the time such a kernel ends,
 a normally stored output has already been pushed out of the cache, so
 keeping it there buys nothing, and skipping the read of each line before
-it is overwritten saves a third of the traffic of `b + s * c`.
+it is overwritten saves a quarter of the traffic of `b + s * c`.
 """
 from __future__ import annotations
 

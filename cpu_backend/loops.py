@@ -246,7 +246,7 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
     tail after the last whole block (and whole rows when not streaming) are
     stored directly, by one loop over those two segments. Streaming skips
     the read a normal store makes of every output line it overwrites (a
-    third of the traffic of `b + s * c`). Blocks are small because a long
+    quarter of the traffic of `b + s * c`). Blocks are small because a long
     burst of streamed stores stalls on the write-combining buffers (4 KB
     blocks kept only a quarter of the gain, 256 B nearly all of it).
     Returns loop_range's `row_body`."""
