@@ -27,10 +27,10 @@ from __future__ import annotations
 import glob
 import math
 import os
-import platform
 from dataclasses import dataclass
 from functools import lru_cache
 
+import llvmlite.binding as llvm
 import numpy as np
 
 from scheduler.kernel_ir import Kernel, Launch
@@ -130,8 +130,8 @@ def _strided_last(kernel: Kernel, launch: Launch) -> bool:
 
 
 def _triple() -> str:
-    """The host's architecture as loops.stream_eligible spells it."""
-    return "x86_64" if platform.machine().lower() in ("x86_64", "amd64") else platform.machine()
+    """The target the JIT compiles for (jit.py's target machine uses it too)."""
+    return llvm.get_process_triple()
 
 
 @lru_cache(maxsize=1)

@@ -202,7 +202,7 @@ def _elementwise(g: _Gen) -> None:
         return inner_hint(g, [pick(n, s) for n in range(len(views))], range(len(views)))
 
     streamed = _streamed_rows(g, elem, hint, pick) \
-        if g.stream and stream_eligible(k, g.alias, g.mod.triple) else None
+        if g.stream and stream_eligible(k, g.mod.triple) else None
     if not ew_tile_eligible(k):
         g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck,
                      row_body=streamed, hint=hint)
@@ -225,12 +225,12 @@ def _elementwise(g: _Gen) -> None:
     b.position_at_end(join)
 
 
-def stream_eligible(k: Kernel, alias: int | None = None, triple: str = "x86_64") -> bool:
-    """Whether an elementwise kernel compiles the streaming-store rows: one
-    plain output, contiguous along the last axis, on x86-64 (whose `sfence`
-    orders the streamed stores before the launch reports done). The in-place
-    variant never streams: it reads the memory it writes."""
-    if k.reduce is not None or len(k.outputs) != 1 or alias is not None:
+def stream_eligible(k: Kernel, triple: str) -> bool:
+    """Whether an elementwise kernel has a streaming variant: one plain
+    output, contiguous along the last axis, on x86-64 (whose `sfence` orders
+    the streamed stores before the launch reports done). The in-place
+    variant is another variant, so it never streams: it reads what it writes."""
+    if k.reduce is not None or len(k.outputs) != 1:
         return False
     o = k.outputs[0]
     return o.pos is None and o.inner == 1 and o.follows is None and \

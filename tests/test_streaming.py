@@ -136,10 +136,12 @@ def test_decision_follows_output_size(monkeypatch):
 
 def test_eligibility():
     k = _add_kernel(float64)
-    assert stream_eligible(k, None, "x86_64-unknown-linux-gnu")
-    assert not stream_eligible(k, 0, "x86_64-unknown-linux-gnu")  # the in-place variant
-    assert not stream_eligible(k, None, "aarch64-unknown-linux-gnu")
+    assert stream_eligible(k, "x86_64-unknown-linux-gnu")
+    assert not stream_eligible(k, "aarch64-unknown-linux-gnu")
     assert STREAM_BLOCK % 64 == 0
+    # the in-place variant never streams
+    from cpu_backend.codegen import generate
+    assert "!nontemporal" not in str(generate(k, "x86_64-unknown-linux-gnu", "", 0))
 
 
 def test_threshold_from_env(monkeypatch):
