@@ -9,7 +9,9 @@ float->int casts out of range or NaN give INT_MIN. Register types: bool is
 i1 (i8 in memory), so boolean `add`/`mul` are logical or/and.
 
 Everything here is straight-line selects except integer `pow` (a square-
-and-multiply loop), so an inner loop made of these ops stays vectorizable.
+and-multiply loop), so an inner loop made of these ops stays vectorizable;
+the float math (exp, log, sin, pow...) is in vmath.py, sincos.py,
+invtrig.py and vpow.py, written without libm calls for the same reason.
 The `philox_*` random-number ops live in philox.py.
 """
 from __future__ import annotations
@@ -139,6 +141,11 @@ def _exp(b, d, x):
 def _expm1(b, d, x):
     from .vmath import expm1
     return expm1(b, x)
+
+
+def _fpow(b, d, x, y):
+    from .vpow import pow_
+    return pow_(b, x, y)
 
 
 def _log(b, d, x):
@@ -358,7 +365,7 @@ EMITTERS: dict[str, Emitter] = {
     "truediv": _by_kind(None, None, lambda b, d, x, y: b.fdiv(x, y)),
     "floordiv": _by_kind(None, _ifloordiv, _ffloordiv),
     "mod": _by_kind(None, _imod, _fmod),
-    "pow": _by_kind(None, _ipow, _call("llvm.pow")),
+    "pow": _by_kind(None, _ipow, _fpow),  # vpow.py: vectorizable, unlike libm pow
     "maximum": _minmax(">", "llvm.maximum"),
     "minimum": _minmax("<", "llvm.minimum"),
     "eq": _compare("=="),

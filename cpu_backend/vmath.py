@@ -11,7 +11,7 @@ a branch-free exact reduction (float64: Payne-Hanek in 64-bit integer
 arithmetic, valid up to 1e308; float32: exact float64 products with pieces
 of 2/pi) and the fdlibm kernels, computed in float64 (float32 rounds once
 at the end): within 1 ulp of NumPy for random bit patterns of both dtypes.
-pow stays a libm call.
+pow is in vpow.py.
 """
 from __future__ import annotations
 
@@ -38,24 +38,32 @@ def fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.call(intrinsic(b, "llvm.fabs", x.type, 1), [x])
 
 
-def _horner(b: ir.IRBuilder, x: ir.Value, coeffs: list[float]) -> ir.Value:
+def _mad(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value, fused: bool) -> ir.Value:
+    """x*y + z; `fused`: as one FMA where the target has it (llvm.fmuladd),
+    fewer instructions and no less accurate."""
+    if fused:
+        return b.call(intrinsic(b, "llvm.fmuladd", x.type, 3), [x, y, z])
+    return b.fadd(b.fmul(x, y), z)
+
+
+def _horner(b: ir.IRBuilder, x: ir.Value, coeffs: list[float], fused: bool = False) -> ir.Value:
     acc = _c(x.type, coeffs[0])
     for c in coeffs[1:]:
-        acc = b.fadd(b.fmul(acc, x), _c(x.type, c))
+        acc = _mad(b, acc, x, _c(x.type, c), fused)
     return acc
 
 
-def _estrin(b: ir.IRBuilder, x: ir.Value, coeffs: list[float]) -> ir.Value:
+def _estrin(b: ir.IRBuilder, x: ir.Value, coeffs: list[float], fused: bool = False) -> ir.Value:
     """The polynomial `_horner` evaluates (coefficients highest power
     first), in Estrin's order: pairs c_i + c_(i+1) x, then pairs of those
     with x^2, x^4, ...: a dependency chain of log2(degree) steps instead of
     degree steps, for long polynomials that would be latency-bound."""
     c = [_c(x.type, v) for v in reversed(coeffs)]
-    terms = [b.fadd(c[i], b.fmul(c[i + 1], x)) if i + 1 < len(c) else c[i]
+    terms = [_mad(b, c[i + 1], x, c[i], fused) if i + 1 < len(c) else c[i]
              for i in range(0, len(c), 2)]
     power = b.fmul(x, x)
     while len(terms) > 1:
-        terms = [b.fadd(terms[i], b.fmul(terms[i + 1], power)) if i + 1 < len(terms)
+        terms = [_mad(b, terms[i + 1], power, terms[i], fused) if i + 1 < len(terms)
                  else terms[i] for i in range(0, len(terms), 2)]
         power = b.fmul(power, power)
     return terms[0]

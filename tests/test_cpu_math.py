@@ -222,3 +222,87 @@ def test_integer_floor_division_is_exact(d):
         (ours,), _ = run_flat(k, [x, y])
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(ours, ref(x, y))
+
+
+def _pow_inputs(d, rng):
+    """(x, y) pairs for pow: random bit patterns of both, both signs of x with
+    integer, moderate and huge exponents (results near the overflow and
+    underflow edges), x near 1 with large exponents (where ln x's error is
+    multiplied most), and integer powers whose results are exact."""
+    ibits = np.uint32 if d == float32 else np.uint64
+    n = 60_000
+
+    def pattern():
+        return rng.integers(0, np.iinfo(ibits).max, n, dtype=np.uint64).astype(ibits).view(d.np)
+    xs = [pattern(), rng.uniform(0, 10, n), -rng.uniform(0, 10, n), rng.uniform(0.9, 1.1, n),
+          np.geomspace(np.finfo(d.np).smallest_subnormal, np.finfo(d.np).max, n)]
+    ys = [pattern(), rng.uniform(-40, 40, n), rng.integers(-60, 60, n), rng.uniform(-1000, 1000, n)]
+    x = np.concatenate([np.asarray(a, d.np) for a in xs for _ in ys])
+    y = np.concatenate([np.asarray(b, d.np) for _ in xs for b in ys])
+    ints = np.meshgrid(np.arange(1, 40), np.arange(0, 40))
+    return (np.concatenate([x, ints[0].ravel().astype(d.np)]),
+            np.concatenate([y, ints[1].ravel().astype(d.np)]))
+
+
+@pytest.mark.parametrize("d", [float32, float64], ids=lambda d: d.name)
+def test_pow_accuracy(d):
+    """vpow.py: float32 (computed in float64, rounded once) within 0.6 ulp of
+    the exact result, float64 (double-double ln and exponent) within 0.8 ulp;
+    exact where the result is representable (3.0**20); NaN, infinities and
+    signed zeros where NumPy has them. The exact result is float64 pow for
+    float32 and extended precision (longdouble, 64-bit mantissa on x86)
+    for float64; where longdouble is no wider than float64, NumPy's float64
+    result stands in with 2 ulp allowed."""
+    rng = np.random.default_rng(24)
+    x, y = _pow_inputs(d, rng)
+    k = contiguous_kernel(lambda a, b: binop("pow", a, b), [d, d], d)
+    assert "@llvm.pow" not in BE.source(k) and "@pow" not in BE.source(k)
+    (ours,), _ = run_flat(k, [x, y])
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+        wide = np.float64 if d == float32 else np.longdouble
+        extended = d == float32 or np.finfo(np.longdouble).nmant > 52
+        exact = np.power(x.astype(wide), y.astype(wide)) if extended else ref
+    want = exact.astype(d.np)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    inf = np.isinf(ref) | np.isinf(want)
+    np.testing.assert_array_equal(ours[inf], want[inf])
+    zero = want == 0
+    np.testing.assert_array_equal(np.signbit(ours[zero]), np.signbit(ref[zero]))
+    fin = np.isfinite(want) & ~zero
+    spacing = np.spacing(np.abs(want[fin])).astype(exact.dtype)
+    ulps = np.abs(ours[fin].astype(exact.dtype) - exact[fin]) / spacing
+    assert float(ulps.max()) <= (0.6 if d == float32 else 0.8 if extended else 2.0)
+    n = 39 * 40  # the integer powers: bit for bit where the result is representable
+    small = np.abs(want[-n:]) < 2.0 ** np.finfo(d.np).nmant
+    np.testing.assert_array_equal(ours[-n:][small], want[-n:][small])
+
+
+@pytest.mark.parametrize("d", [float32, float64], ids=lambda d: d.name)
+def test_pow_special_cases(d):
+    """C99's pow special cases, bit for bit as NumPy gives them (signs of zero
+    and infinity included): pow(x, +-0) = 1 and pow(1, y) = 1 even for NaN,
+    pow(-1, +-inf) = 1, odd integer powers of -0.0 and -inf keep the sign,
+    a negative base with a non-integer exponent is NaN, overflow is inf."""
+    big = 2.0 ** (np.finfo(d.np).nmant + 2)  # an even integer: every such float is
+    special = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+                        np.inf, -np.inf, np.nan, np.finfo(d.np).max, -np.finfo(d.np).max,
+                        np.finfo(d.np).tiny, np.finfo(d.np).smallest_subnormal, big, -big,
+                        big + 2, 1e-3, -1e3], d.np)
+    x, y = (a.ravel() for a in np.meshgrid(special, special))
+    k = contiguous_kernel(lambda a, b: binop("pow", a, b), [d, d], d)
+    (ours,), _ = run_flat(k, [x, y])
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+    edge = np.isin(np.abs(x), [0.0, 1.0, np.inf]) | np.isnan(x) | \
+        np.isin(np.abs(y), [0.0, np.inf]) | np.isnan(y) | (x < 0) & (np.trunc(y) != y)
+    assert edge.sum() > len(x) // 2
+    np.testing.assert_array_equal(ours[edge], ref[edge])  # NaN where NumPy has NaN
+    np.testing.assert_array_equal(np.signbit(ours[edge & ~np.isnan(ref)]),
+                                  np.signbit(ref[edge & ~np.isnan(ref)]))
+    rest = ~edge  # ordinary values (2.0**0.5): signs, overflow and underflow as NumPy's
+    np.testing.assert_array_equal(np.signbit(ours[rest]), np.signbit(ref[rest]))
+    np.testing.assert_array_equal(np.isinf(ours[rest]), np.isinf(ref[rest]))
+    np.testing.assert_array_equal(ours[rest] == 0, ref[rest] == 0)
+    fin = rest & np.isfinite(ref) & (ref != 0)
+    assert (np.abs(ours[fin] - ref[fin]) / np.spacing(np.abs(ref[fin]))).max() <= 1
