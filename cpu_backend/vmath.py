@@ -175,12 +175,10 @@ def tanh64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.select(b.fcmp_ordered("<", ax, _c(ty, 0.625)), small, big)
 
 
-def log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """log(x) = e ln2 + 2 atanh(s), s = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2)).
-
-    |s| <= 0.1716, so the atanh series in s^2 (coefficients 1/(2k+1)) needs 5
-    terms for float32 and 11 for float64; ln2 is split so e*ln2_hi is exact.
-    """
+def split_sqrt2(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(e, m), e an integer in x's float type, with x = 2**e m and m in
+    [sqrt(1/2), sqrt(2)), for finite positive x (subnormals included): the
+    reduction of log and of pow (vpow.py)."""
     ty = x.type
     f32 = ty == F32
     it, mant, bias = (I32, 23, 127) if f32 else (I64, 52, 1023)
@@ -193,16 +191,26 @@ def log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     e = b.sub(e, b.select(sub, ir.Constant(it, mant), ir.Constant(it, 0)))
     m = b.bitcast(b.or_(b.and_(bits, ir.Constant(it, (1 << mant) - 1)),
                         ir.Constant(it, bias << mant)), ty)  # [1, 2)
-    big = b.fcmp_ordered(">", m, _c(ty, math.sqrt(2.0)))
-    m = b.select(big, b.fmul(m, _c(ty, 0.5)), m)
-    e = b.add(e, b.zext(big, it))
+    halve = b.fcmp_ordered(">", m, _c(ty, math.sqrt(2.0)))
+    m = b.select(halve, b.fmul(m, _c(ty, 0.5)), m)
+    return b.sitofp(b.add(e, b.zext(halve, it)), ty), m
+
+
+def log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """log(x) = e ln2 + 2 atanh(s), s = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2)).
+
+    |s| <= 0.1716, so the atanh series in s^2 (coefficients 1/(2k+1)) needs 5
+    terms for float32 and 11 for float64; ln2 is split so e*ln2_hi is exact.
+    """
+    ty = x.type
+    f32 = ty == F32
+    fe, m = split_sqrt2(b, x)
     s = b.fdiv(b.fsub(m, _c(ty, 1.0)), b.fadd(m, _c(ty, 1.0)))
     s2 = b.fmul(s, s)
     terms = 5 if f32 else 11
     poly = _horner(b, s2, [1.0 / (2 * k + 1) for k in range(terms, 0, -1)])
     two_s = b.fmul(s, _c(ty, 2.0))
     lm = b.fadd(two_s, b.fmul(b.fmul(two_s, s2), poly))
-    fe = b.sitofp(e, ty)
     r = b.fadd(b.fmul(fe, _c(ty, 0.693359375)),
                b.fadd(lm, b.fmul(fe, _c(ty, -2.121944400546905827679e-4))))
     r = b.select(b.fcmp_ordered("==", x, _c(ty, math.inf)), x, r)

@@ -33,7 +33,7 @@ import math
 from llvmlite import ir
 
 from .lowering import F32, F64, I1, I64, intrinsic
-from .vmath import _c, _estrin, _horner, fabs
+from .vmath import _c, _estrin, _horner, fabs, split_sqrt2
 
 # fdlibm's split of ln 2: e * _LN2_HI is exact for |e| < 2**20
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
@@ -52,21 +52,6 @@ _ATANH32 = [1 / (2 * k + 1) for k in range(6, 0, -1)]
 
 def _fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     return b.call(intrinsic(b, "llvm.fma", x.type, 3), [x, y, z])
-
-
-def _split_sqrt2(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(e, m) as doubles with ax = 2**e m, m in [sqrt(1/2), sqrt(2)), for a
-    finite positive double ax (subnormals included)."""
-    sub = b.fcmp_ordered("<", ax, _c(F64, 2.0 ** -1022))
-    xs = b.select(sub, b.fmul(ax, _c(F64, 2.0 ** 52)), ax)
-    bits = b.bitcast(xs, I64)
-    e = b.sub(b.lshr(bits, ir.Constant(I64, 52)), ir.Constant(I64, 1023))
-    e = b.sub(e, b.select(sub, ir.Constant(I64, 52), ir.Constant(I64, 0)))
-    m = b.bitcast(b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)),
-                        ir.Constant(I64, 1023 << 52)), F64)  # [1, 2)
-    halve = b.fcmp_ordered(">", m, _c(F64, math.sqrt(2.0)))
-    m = b.select(halve, b.fmul(m, _c(F64, 0.5)), m)
-    return b.sitofp(b.add(e, b.zext(halve, I64)), F64), m
 
 
 def _dd_mul(b: ir.IRBuilder, x: tuple, y: tuple) -> tuple[ir.Value, ir.Value]:
@@ -112,7 +97,7 @@ def _clamp(b: ir.IRBuilder, t: ir.Value, lo: float, hi: float) -> ir.Value:
 def _core32(b: ir.IRBuilder, ax: ir.Value, y: ir.Value) -> ir.Value:
     """|x|**y in float64 to ~2**-35 (float32 needs 2**-24), for finite
     positive ax and finite y (doubles)."""
-    fe, m = _split_sqrt2(b, ax)
+    fe, m = split_sqrt2(b, ax)
     s = b.fdiv(b.fsub(m, _c(F64, 1.0)), b.fadd(m, _c(F64, 1.0)))
     s2 = b.fmul(s, s)
     two_s = b.fmul(s, _c(F64, 2.0))
@@ -126,7 +111,7 @@ def _core32(b: ir.IRBuilder, ax: ir.Value, y: ir.Value) -> ir.Value:
 def _core64(b: ir.IRBuilder, ax: ir.Value, y: ir.Value) -> ir.Value:
     """|x|**y to ~0.9 ulp, for finite positive ax and finite y: ln|x| and
     y ln|x| as double-doubles."""
-    fe, m = _split_sqrt2(b, ax)
+    fe, m = split_sqrt2(b, ax)
     a = b.fsub(m, _c(F64, 1.0))  # exact (Sterbenz)
     d_hi = b.fadd(m, _c(F64, 1.0))
     d_lo = b.fsub(m, b.fsub(d_hi, _c(F64, 1.0)))  # m + 1 = d_hi + d_lo exactly
@@ -139,7 +124,7 @@ def _core64(b: ir.IRBuilder, ax: ir.Value, y: ir.Value) -> ir.Value:
     s2 = _dd_mul(b, s1, s1)
     s3 = _dd_mul(b, s2, s1)
     s5 = _dd_mul(b, s3, s2)
-    u = _dd_mul(b, s3, tuple(_c(F64, v) for v in _TWO_THIRDS))
+    u = _dd_mul(b, s3, tuple(_c(F64, c) for c in _TWO_THIRDS))
     v = _dd_mul(b, s5, tuple(_c(F64, c) for c in _TWO_FIFTHS))
     two = _c(F64, 2.0)
     rest = b.fmul(b.fmul(b.fmul(s5[0], s2[0]), two), _horner(b, s2[0], _ATANH64, fused=True))
