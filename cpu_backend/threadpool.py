@@ -8,18 +8,25 @@ codegen.CTL) and every thread, the caller included, takes chunks from it
 in native code with an atomic add, calling the kernel's entry point
 directly, without the GIL. Between launches the workers spin for a while
 (SPIN, about 0.3 ms) so that back-to-back kernels start at once, then
-sleep in the kernel (a Linux futex on the generation) until the next
+sleep in the kernel (a Linux futex on the launch tag) until the next
 launch wakes them: a worker never needs the GIL, not even to wake up.
 The caller, once its own chunks are done, polls briefly and then sleeps
 on `done` too, so that its core is free for a worker another process
 preempted.
 
 The shared state is one int64 array (`_S_*` slots). Its `word` packs the
-launch generation (bits 32-63), the chunk count n (16-31) and the next
-chunk index (0-15); a thread claims chunk `idx` by a fetch-add on the
-whole word, so a claim names its own generation and can never run a chunk
-of a launch whose fields are not fully written. The fields of a launch
-are read only after a valid claim (idx < n), and the caller rewrites them
+launch generation (bits 48-63), the chunk count n (32-47), the chunks
+taken from the back (16-31) and those taken from the front (0-15); a
+thread claims a chunk by a fetch-add on the whole word, so a claim names
+its own generation and can never run a chunk of a launch whose fields are
+not fully written. The caller takes chunks from the front (0, 1, ...) and
+the workers from the back (n-1, n-2, ...), meeting wherever the load puts
+them. With two threads each reads one contiguous stretch, and the worker
+starts on the end of the data that a front-to-back pass before (a
+producer kernel, NumPy) left in the cache, instead of both threads
+starting on the cold front and evicting that end before they reach it.
+The fields of a launch are read only after a valid claim (front + back
+< n before the add), and the caller rewrites them
 only after every claimed chunk reported `done`: no stale read is possible.
 A launch that finds the pool busy (another Python thread is launching)
 runs all its chunks on the calling thread instead of waiting. Where there
@@ -41,7 +48,7 @@ from llvmlite import ir
 from .dispatch import LaunchRecord, emit_launch, object_layout, pointers
 
 CTL_LEN = 9               # int64 fields per control block (codegen.CTL)
-MAX_CHUNKS = 1 << 12      # n and idx share 16 bits each; idx may pass n by the thread count
+MAX_CHUNKS = 1 << 12      # n and both claim counts have 16 bits; a count may pass n by the thread count
 SPIN = 10_000             # worker polls (each a `pause`, ~28 ns here) before it sleeps: ~0.3 ms
 JOIN_SPIN = 2_000         # the caller's polls for the last chunks before it sleeps: ~60 us
 
@@ -73,21 +80,26 @@ def _pause(b: ir.IRBuilder) -> None:
 
 
 def _claims(mod: ir.Module, syscall: ir.Function) -> ir.Function:
-    """i64 claims(i64* state): run chunks until a claim fails; returns that
-    claim's generation (every chunk of it is taken). After each chunk, a
-    caller asleep in join is woken to count again."""
-    fn = ir.Function(mod, ir.FunctionType(_I64, [_I64.as_pointer()]), "lazy_pool_claims")
+    """i64 claims(i64* state, i64 back): run chunks, from the front (back = 0)
+    or the back (1), until a claim fails; returns that claim's launch tag
+    (the word's bits 32-63: every chunk of that launch is taken). After each
+    chunk, a caller asleep in join is woken to count again."""
+    fn = ir.Function(mod, ir.FunctionType(_I64, [_I64.as_pointer(), _I64]), "lazy_pool_claims")
     fn.linkage = "internal"
-    state = fn.args[0]
+    state, back = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     loop, body, out = (fn.append_basic_block(n) for n in ("claim", "run", "out"))
     b.branch(loop)
     b.position_at_end(loop)
-    w = b.atomic_rmw("add", _slot(b, state, _S_WORD), ir.Constant(_I64, 1), "seq_cst")
-    idx = b.and_(w, ir.Constant(_I64, 0xFFFF))
-    n = b.and_(b.lshr(w, ir.Constant(_I64, 16)), ir.Constant(_I64, 0xFFFF))
-    b.cbranch(b.icmp_unsigned("<", idx, n), body, out)
+    step = b.shl(ir.Constant(_I64, 1), b.mul(back, ir.Constant(_I64, 16)))
+    w = b.atomic_rmw("add", _slot(b, state, _S_WORD), step, "seq_cst")
+    mask = ir.Constant(_I64, 0xFFFF)
+    front, taken = b.and_(w, mask), b.and_(b.lshr(w, ir.Constant(_I64, 16)), mask)
+    n = b.and_(b.lshr(w, ir.Constant(_I64, 32)), mask)
+    b.cbranch(b.icmp_unsigned("<", b.add(front, taken), n), body, out)
     b.position_at_end(body)
+    idx = b.select(b.trunc(back, ir.IntType(1)),
+                   b.sub(b.sub(n, ir.Constant(_I64, 1)), taken), front)
     ptr = [b.inttoptr(b.load(_slot(b, state, s)), _I8P) for s in (_S_ARGS, _S_PTRS)]
     ctl = b.add(b.load(_slot(b, state, _S_CTL)), b.mul(idx, ir.Constant(_I64, 8 * CTL_LEN)))
     scalars = b.inttoptr(b.load(_slot(b, state, _S_SCALARS)), _I8P)
@@ -132,8 +144,8 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     entry, wake, out = (post.append_basic_block(x) for x in ("entry", "wake", "out"))
     b = ir.IRBuilder(entry)
     b.store_atomic(ir.Constant(_I64, 0), _slot(b, state, _S_DONE), "seq_cst", 8)
-    gen = b.add(b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 32)), ir.Constant(_I64, 1))
-    word = b.or_(b.shl(gen, ir.Constant(_I64, 32)), b.shl(n, ir.Constant(_I64, 16)))
+    gen = b.add(b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 48)), ir.Constant(_I64, 1))
+    word = b.or_(b.shl(gen, ir.Constant(_I64, 48)), b.shl(n, ir.Constant(_I64, 32)))
     b.store_atomic(word, _slot(b, state, _S_WORD), "seq_cst", 8)
     sleepers = b.load_atomic(_slot(b, state, _S_SLEEPERS), "seq_cst", 8)
     b.cbranch(b.icmp_unsigned("!=", sleepers, ir.Constant(_I64, 0)), wake, out)
@@ -151,7 +163,7 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     entry, wait, spin, sleep, nap, out = (join.append_basic_block(x) for x in
                                           ("entry", "wait", "spin", "sleep", "nap", "out"))
     b = ir.IRBuilder(entry)
-    b.call(claims, [state])
+    b.call(claims, [state, ir.Constant(_I64, 0)])
     b.branch(wait)
     b.position_at_end(wait)
     count = b.phi(_I64)
@@ -191,13 +203,13 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     seen, count = b.phi(_I64), b.phi(_I64)
     seen.add_incoming(seen0, entry)
     count.add_incoming(ir.Constant(_I64, 0), entry)
-    gen = b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 32))
-    b.cbranch(b.icmp_unsigned("!=", gen, seen), new, idle)
+    tag = b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 32))
+    b.cbranch(b.icmp_unsigned("!=", tag, seen), new, idle)
     b.position_at_end(new)
     b.cbranch(b.icmp_unsigned("!=", _load_word(b, state, _S_STOP), ir.Constant(_I64, 0)),
               stop, serve)
     b.position_at_end(serve)
-    served = b.call(claims, [state])
+    served = b.call(claims, [state, ir.Constant(_I64, 1)])
     seen.add_incoming(served, serve)
     count.add_incoming(ir.Constant(_I64, 0), serve)
     b.branch(poll)
@@ -211,7 +223,7 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     b.branch(poll)
     # count as a sleeper, then look again: a launch posted in between either
     # sees the count (and wakes us) or is seen here; the futex itself only
-    # sleeps while the generation is still `seen`
+    # sleeps while the launch tag is still `seen`
     b.position_at_end(sleep)
     one = ir.Constant(_I64, 1)
     b.atomic_rmw("add", _slot(b, state, _S_SLEEPERS), one, "seq_cst")
@@ -234,7 +246,7 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
 def _futex(b: ir.IRBuilder, syscall: ir.Function, slot: ir.Value, offset: int, op: int,
            value: ir.Value) -> None:
     """futex(op) on the 32-bit half of a state slot at byte `offset`: 4 is
-    the word's generation, 0 the low half of `done`, on the little-endian
+    the word's launch tag (generation and n), 0 the low half of `done`, on the little-endian
     machines _SYS_FUTEX lists. glibc's `syscall` reads every argument as a
     long, so all are passed as i64."""
     addr = b.add(b.ptrtoint(slot, _I64), ir.Constant(_I64, offset))
@@ -303,7 +315,7 @@ class ThreadPool:
         self._native: _Native | None = None
 
     def _start(self) -> None:
-        seen = self._generation()
+        seen = self._tag()
         self._threads = [threading.Thread(target=self._serve, args=(seen,), name=f"lazy-cpu-{i}",
                                           daemon=True) for i in range(self.threads - 1)]
         for t in self._threads:
@@ -317,7 +329,7 @@ class ThreadPool:
             self._native = native()
         return self._native
 
-    def _generation(self) -> int:
+    def _tag(self) -> int:
         return int(self._state[_S_WORD]) >> 32
 
     def _serve(self, seen: int) -> None:

@@ -77,6 +77,52 @@ def test_every_chunk_runs_exactly_once(bump, threads, spin):
     assert (counts == rounds).all()
 
 
+@pytest.fixture(scope="module")
+def stamp():
+    """(address, engine) of a kernel that records, for chunk c = ctl[1], the
+    order it started in (a fetch-add on out[0]) at out[1 + 2c] and its
+    thread's stack address at out[2 + 2c]: which thread ran it, and when."""
+    mod = ir.Module("stamp")
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stamp")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    here = b.alloca(I64)
+    out = b.load(b.bitcast(fn.args[1], I64.as_pointer().as_pointer()))
+    c = b.load(b.gep(b.bitcast(fn.args[2], I64.as_pointer()), [ir.Constant(I64, 1)]))
+    order = b.atomic_rmw("add", out, ir.Constant(I64, 1), "seq_cst")
+    slot = b.add(ir.Constant(I64, 1), b.mul(c, ir.Constant(I64, 2)))
+    b.store(order, b.gep(out, [slot]))
+    b.store(b.ptrtoint(here, I64), b.gep(out, [b.add(slot, ir.Constant(I64, 1))]))
+    b.ret_void()
+    yield jit_address(mod, "stamp")
+
+
+def test_the_caller_takes_chunks_from_the_front_and_the_worker_from_the_back(stamp):
+    """Two threads: each runs one contiguous stretch, the caller's ascending
+    from chunk 0 and the worker's descending from the last chunk, so the
+    worker starts on the end a front-to-back pass before left in the cache."""
+    pool = ThreadPool(2)
+    chunks, shared = 64, 0
+    for _ in range(200):
+        out = np.zeros(1 + 2 * chunks, np.int64)
+        table = np.zeros((chunks, 9), np.int64)
+        table[:, 1] = np.arange(chunks)
+        record = launch_record(0, 0, table.ctypes.data, chunks, 0, [])
+        pool.launch(stamp[0], record, (out,))
+        order, thread = out[1::2], out[2::2]
+        assert sorted(order) == list(range(chunks))
+        runs = [thread[0]] + [t for prev, t in zip(thread, thread[1:]) if t != prev]
+        assert len(runs) <= 2, f"the threads' chunks interleave: {thread}"
+        front, back = thread == thread[0], thread != thread[0]
+        if back.any():
+            shared += 1
+            assert (np.diff(order[back]) < 0).all()  # the worker: from the last chunk down
+            assert (np.diff(order[front]) > 0).all()
+        else:  # one thread ran them all, from either end
+            assert (np.diff(order) > 0).all() or (np.diff(order) < 0).all()
+    pool.shutdown()
+    assert shared > 0, "the worker never took a chunk: nothing was tested"
+
+
 def test_sleeping_workers_wake_for_the_next_launch(bump):
     pool = ThreadPool(2, spin=1)
     counts = np.zeros(1000, np.int64)
