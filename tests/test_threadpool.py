@@ -81,17 +81,27 @@ def test_every_chunk_runs_exactly_once(bump, threads, spin):
 def stamp():
     """(address, engine) of a kernel that records, for chunk c = ctl[1], the
     order it started in (a fetch-add on out[0]) at out[1 + 2c] and its
-    thread's stack address at out[2 + 2c]: which thread ran it, and when."""
+    thread's stack address at out[2 + 2c]: which thread ran it, and when.
+    Then it counts to ctl[2] (atomic adds, which nothing optimizes away), so
+    that a launch lasts long enough for a worker to join it."""
     mod = ir.Module("stamp")
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stamp")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     here = b.alloca(I64)
+    b.store(ir.Constant(I64, 0), here)
     out = b.load(b.bitcast(fn.args[1], I64.as_pointer().as_pointer()))
-    c = b.load(b.gep(b.bitcast(fn.args[2], I64.as_pointer()), [ir.Constant(I64, 1)]))
+    ctl = b.bitcast(fn.args[2], I64.as_pointer())
+    c, busy = (b.load(b.gep(ctl, [ir.Constant(I64, i)])) for i in (1, 2))
     order = b.atomic_rmw("add", out, ir.Constant(I64, 1), "seq_cst")
     slot = b.add(ir.Constant(I64, 1), b.mul(c, ir.Constant(I64, 2)))
     b.store(order, b.gep(out, [slot]))
     b.store(b.ptrtoint(here, I64), b.gep(out, [b.add(slot, ir.Constant(I64, 1))]))
+    spin, done = fn.append_basic_block("spin"), fn.append_basic_block("done")
+    b.branch(spin)
+    b.position_at_end(spin)
+    count = b.atomic_rmw("add", here, ir.Constant(I64, 1), "monotonic")
+    b.cbranch(b.icmp_signed("<", count, busy), spin, done)
+    b.position_at_end(done)
     b.ret_void()
     yield jit_address(mod, "stamp")
 
@@ -105,7 +115,7 @@ def test_the_caller_takes_chunks_from_the_front_and_the_worker_from_the_back(sta
     for _ in range(200):
         out = np.zeros(1 + 2 * chunks, np.int64)
         table = np.zeros((chunks, 9), np.int64)
-        table[:, 1] = np.arange(chunks)
+        table[:, 1], table[:, 2] = np.arange(chunks), 2000  # ~10 us a chunk
         record = launch_record(0, 0, table.ctypes.data, chunks, 0, [])
         pool.launch(stamp[0], record, (out,))
         order, thread = out[1::2], out[2::2]
