@@ -16,21 +16,22 @@ preempted.
 
 The shared state is one int64 array (`_S_*` slots). Its `word` packs the
 launch generation (bits 48-63), the chunk count n (32-47), the chunks
-taken from the back (16-31) and those taken from the front (0-15); a
-thread claims a chunk by a fetch-add on the whole word, so a claim names
-its own generation and can never run a chunk of a launch whose fields are
-not fully written. The caller takes chunks from the front (0, 1, ...) and
+taken from the back (16-31) and those taken from the front (0-15); bits
+32-63 are the launch tag, which workers compare and sleep on. A thread
+claims a chunk by a fetch-add on the whole word, so a claim names its own
+generation and can never run a chunk of a launch whose fields are not
+fully written. The caller takes chunks from the front (0, 1, ...) and
 the workers from the back (n-1, n-2, ...), meeting wherever the load puts
 them. With two threads each reads one contiguous stretch, and the worker
 starts on the end of the data that a front-to-back pass before (a
 producer kernel, NumPy) left in the cache, instead of both threads
 starting on the cold front and evicting that end before they reach it.
-The fields of a launch are read only after a valid claim (front + back
-< n before the add), and the caller rewrites them
-only after every claimed chunk reported `done`: no stale read is possible.
-A launch that finds the pool busy (another Python thread is launching)
-runs all its chunks on the calling thread instead of waiting. Where there
-is no futex (not Linux), every launch runs on the calling thread.
+The fields of a launch are read only after a valid claim (front + back <
+n before the add), and the caller rewrites them only after every claimed
+chunk reported `done`: no stale read is possible. A launch that finds the
+pool busy (another Python thread is launching) runs all its chunks on the
+calling thread instead of waiting. Where there is no futex (not Linux),
+every launch runs on the calling thread.
 """
 from __future__ import annotations
 
@@ -212,7 +213,10 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     served = b.call(claims, [state, ir.Constant(_I64, 1)])
     seen.add_incoming(served, serve)
     count.add_incoming(ir.Constant(_I64, 0), serve)
-    b.branch(poll)
+    # the failed claim may have landed on shutdown's post (n = 0), whose tag
+    # `seen` now holds, so `poll` would never see it as new: look at STOP here
+    b.cbranch(b.icmp_unsigned("!=", _load_word(b, state, _S_STOP), ir.Constant(_I64, 0)),
+              stop, poll)
     b.position_at_end(idle)
     nxt = b.add(count, ir.Constant(_I64, 1))
     b.cbranch(b.icmp_unsigned("<", nxt, spins), spin, sleep)
@@ -330,7 +334,7 @@ class ThreadPool:
         return self._native
 
     def _tag(self) -> int:
-        return int(self._state[_S_WORD]) >> 32
+        return (int(self._state[_S_WORD]) >> 32) & 0xFFFFFFFF
 
     def _serve(self, seen: int) -> None:
         self._native.worker(self._addr, seen, self.spin)  # returns when the pool stops

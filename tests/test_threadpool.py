@@ -13,12 +13,12 @@ from llvmlite import ir
 
 from cpu_backend import CPUBackend
 from cpu_backend.dispatch import launch_record
-from cpu_backend.threadpool import MAX_CHUNKS, ThreadPool
+from cpu_backend.threadpool import _S_STOP, MAX_CHUNKS, ThreadPool
 from cpu_backend_helpers import contiguous_kernel, jit_address, reduce_kernel, run_flat, run_reduce
 from scheduler.dtypes import float64
 from ir_strategies import binop
 
-I64 = ir.IntType(64)
+I64, I32 = ir.IntType(64), ir.IntType(32)
 PTR = ir.IntType(8).as_pointer()
 
 
@@ -81,27 +81,36 @@ def test_every_chunk_runs_exactly_once(bump, threads, spin):
 def stamp():
     """(address, engine) of a kernel that records, for chunk c = ctl[1], the
     order it started in (a fetch-add on out[0]) at out[1 + 2c] and its
-    thread's stack address at out[2 + 2c]: which thread ran it, and when.
-    Then it counts to ctl[2] (atomic adds, which nothing optimizes away), so
-    that a launch lasts long enough for a worker to join it."""
+    thread's id (gettid) at out[2 + 2c]. The chunk that starts first waits,
+    yielding (at most 10M times), until a second chunk has started, so both
+    threads take part in every launch even on a loaded or single core."""
     mod = ir.Module("stamp")
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stamp")
+    gettid = ir.Function(mod, ir.FunctionType(I32, []), "gettid")
+    sched_yield = ir.Function(mod, ir.FunctionType(I32, []), "sched_yield")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    here = b.alloca(I64)
-    b.store(ir.Constant(I64, 0), here)
     out = b.load(b.bitcast(fn.args[1], I64.as_pointer().as_pointer()))
-    ctl = b.bitcast(fn.args[2], I64.as_pointer())
-    c, busy = (b.load(b.gep(ctl, [ir.Constant(I64, i)])) for i in (1, 2))
+    c = b.load(b.gep(b.bitcast(fn.args[2], I64.as_pointer()), [ir.Constant(I64, 1)]))
     order = b.atomic_rmw("add", out, ir.Constant(I64, 1), "seq_cst")
     slot = b.add(ir.Constant(I64, 1), b.mul(c, ir.Constant(I64, 2)))
     b.store(order, b.gep(out, [slot]))
-    b.store(b.ptrtoint(here, I64), b.gep(out, [b.add(slot, ir.Constant(I64, 1))]))
-    spin, done = fn.append_basic_block("spin"), fn.append_basic_block("done")
-    b.branch(spin)
-    b.position_at_end(spin)
-    count = b.atomic_rmw("add", here, ir.Constant(I64, 1), "monotonic")
-    b.cbranch(b.icmp_signed("<", count, busy), spin, done)
-    b.position_at_end(done)
+    b.store(b.zext(b.call(gettid, []), I64), b.gep(out, [b.add(slot, ir.Constant(I64, 1))]))
+    with b.if_then(b.icmp_unsigned("==", order, ir.Constant(I64, 0))):
+        wait, pause, go = (fn.append_basic_block(n) for n in ("wait", "yield", "go"))
+        pre = b.block
+        b.branch(wait)
+        b.position_at_end(wait)
+        i = b.phi(I64)
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        started = b.load_atomic(out, "seq_cst", 8)
+        more = b.and_(b.icmp_unsigned("<", started, ir.Constant(I64, 2)),
+                      b.icmp_unsigned("<", i, ir.Constant(I64, 10_000_000)))
+        b.cbranch(more, pause, go)
+        b.position_at_end(pause)
+        b.call(sched_yield, [])
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), pause)
+        b.branch(wait)
+        b.position_at_end(go)
     b.ret_void()
     yield jit_address(mod, "stamp")
 
@@ -111,26 +120,77 @@ def test_the_caller_takes_chunks_from_the_front_and_the_worker_from_the_back(sta
     from chunk 0 and the worker's descending from the last chunk, so the
     worker starts on the end a front-to-back pass before left in the cache."""
     pool = ThreadPool(2)
-    chunks, shared = 64, 0
+    chunks, me = 64, threading.get_native_id()
     for _ in range(200):
         out = np.zeros(1 + 2 * chunks, np.int64)
         table = np.zeros((chunks, 9), np.int64)
-        table[:, 1], table[:, 2] = np.arange(chunks), 2000  # ~10 us a chunk
-        record = launch_record(0, 0, table.ctypes.data, chunks, 0, [])
-        pool.launch(stamp[0], record, (out,))
+        table[:, 1] = np.arange(chunks)
+        pool.launch(stamp[0], launch_record(0, 0, table.ctypes.data, chunks, 0, []), (out,))
         order, thread = out[1::2], out[2::2]
         assert sorted(order) == list(range(chunks))
-        runs = [thread[0]] + [t for prev, t in zip(thread, thread[1:]) if t != prev]
-        assert len(runs) <= 2, f"the threads' chunks interleave: {thread}"
-        front, back = thread == thread[0], thread != thread[0]
-        if back.any():
-            shared += 1
-            assert (np.diff(order[back]) < 0).all()  # the worker: from the last chunk down
-            assert (np.diff(order[front]) > 0).all()
-        else:  # one thread ran them all, from either end
-            assert (np.diff(order) > 0).all() or (np.diff(order) < 0).all()
+        mine = thread == me
+        k = int(mine.sum())
+        assert 0 < k < chunks, f"one thread ran every chunk: {thread}"
+        assert mine[:k].all() and not mine[k:].any(), f"not two contiguous stretches: {thread}"
+        assert (np.diff(order[:k]) > 0).all()  # the caller: from chunk 0 up
+        assert (np.diff(order[k:]) < 0).all()  # the worker: from the last chunk down
     pool.shutdown()
-    assert shared > 0, "the worker never took a chunk: nothing was tested"
+
+
+def test_a_worker_whose_last_claim_meets_the_stop_post_still_stops():
+    """A worker's last, failing claim can land on shutdown's own post (n = 0),
+    whose tag it then holds as seen: it must still look at STOP, not sleep
+    forever. Made deterministic here: the worker's chunk (the last one; the
+    caller's chunk 0 waits for it to start) makes that post itself, as
+    shutdown would, right before the worker's next claim."""
+    mod = ir.Module("stop_post")
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stop_post")
+    sched_yield = ir.Function(mod, ir.FunctionType(I32, []), "sched_yield")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctl = b.bitcast(fn.args[2], I64.as_pointer())
+    c, addr, flag = (b.load(b.gep(ctl, [ir.Constant(I64, i)])) for i in (1, 2, 3))
+    state, started = b.inttoptr(addr, I64.as_pointer()), b.inttoptr(flag, I64.as_pointer())
+    with b.if_else(b.icmp_unsigned("==", c, ir.Constant(I64, 0))) as (caller, worker):
+        with caller:  # wait (bounded) until the worker has taken chunk 1
+            wait, pause, go = (fn.append_basic_block(n) for n in ("wait", "yield", "go"))
+            pre = b.block
+            b.branch(wait)
+            b.position_at_end(wait)
+            i = b.phi(I64)
+            i.add_incoming(ir.Constant(I64, 0), pre)
+            more = b.and_(b.icmp_unsigned("==", b.load_atomic(started, "seq_cst", 8),
+                                          ir.Constant(I64, 0)),
+                          b.icmp_unsigned("<", i, ir.Constant(I64, 10_000_000)))
+            b.cbranch(more, pause, go)
+            b.position_at_end(pause)
+            b.call(sched_yield, [])
+            i.add_incoming(b.add(i, ir.Constant(I64, 1)), pause)
+            b.branch(wait)
+            b.position_at_end(go)
+        with worker:  # shutdown's post: STOP, then a word with n = 0
+            b.store_atomic(ir.Constant(I64, 1), started, "seq_cst", 8)
+            b.store_atomic(ir.Constant(I64, 1), b.gep(state, [ir.Constant(I64, _S_STOP)]),
+                           "seq_cst", 8)
+            word = b.load_atomic(state, "seq_cst", 8)
+            gen = b.add(b.lshr(word, ir.Constant(I64, 48)), ir.Constant(I64, 1))
+            b.store_atomic(b.shl(gen, ir.Constant(I64, 48)), state, "seq_cst", 8)
+    b.ret_void()
+    kernel = jit_address(mod, "stop_post")
+
+    pool = ThreadPool(2)
+    started = np.zeros(1, np.int64)
+    table = np.zeros((2, 9), np.int64)
+    table[:, 1] = 0, 1
+    table[:, 2], table[:, 3] = pool._addr, started.ctypes.data
+    pool.launch(kernel[0], launch_record(0, 0, table.ctypes.data, 2, 0, []), (started,))
+    assert started[0] == 1, "the worker never took its chunk: nothing was tested"
+    worker, = pool._threads
+    worker.join(10)
+    stuck = worker.is_alive()
+    pool._native.post(pool._addr, 0)  # a stuck worker would wake to this, and stop
+    worker.join()
+    pool._threads = []
+    assert not stuck, "a worker whose last claim met the stop post slept on"
 
 
 def test_sleeping_workers_wake_for_the_next_launch(bump):
