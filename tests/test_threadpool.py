@@ -77,6 +77,28 @@ def test_every_chunk_runs_exactly_once(bump, threads, spin):
     assert (counts == rounds).all()
 
 
+def yield_while(b: ir.IRBuilder, waiting) -> None:
+    """Emit: while waiting() (an i1 built at each test), sched_yield, at most
+    10M times; so that a chunk can wait for the other thread's, even on a
+    loaded or single core, without hanging a test that has gone wrong."""
+    fn = b.function
+    sched_yield = b.module.globals.get("sched_yield") or \
+        ir.Function(b.module, ir.FunctionType(I32, []), "sched_yield")
+    wait, pause, go = (fn.append_basic_block(n) for n in ("wait", "yield", "go"))
+    pre = b.block
+    b.branch(wait)
+    b.position_at_end(wait)
+    i = b.phi(I64)
+    i.add_incoming(ir.Constant(I64, 0), pre)
+    b.cbranch(b.and_(waiting(), b.icmp_unsigned("<", i, ir.Constant(I64, 10_000_000))),
+              pause, go)
+    b.position_at_end(pause)
+    b.call(sched_yield, [])
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), pause)
+    b.branch(wait)
+    b.position_at_end(go)
+
+
 @pytest.fixture(scope="module")
 def stamp():
     """(address, engine) of a kernel that records, for chunk c = ctl[1], the
@@ -87,7 +109,6 @@ def stamp():
     mod = ir.Module("stamp")
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stamp")
     gettid = ir.Function(mod, ir.FunctionType(I32, []), "gettid")
-    sched_yield = ir.Function(mod, ir.FunctionType(I32, []), "sched_yield")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     out = b.load(b.bitcast(fn.args[1], I64.as_pointer().as_pointer()))
     c = b.load(b.gep(b.bitcast(fn.args[2], I64.as_pointer()), [ir.Constant(I64, 1)]))
@@ -96,21 +117,8 @@ def stamp():
     b.store(order, b.gep(out, [slot]))
     b.store(b.zext(b.call(gettid, []), I64), b.gep(out, [b.add(slot, ir.Constant(I64, 1))]))
     with b.if_then(b.icmp_unsigned("==", order, ir.Constant(I64, 0))):
-        wait, pause, go = (fn.append_basic_block(n) for n in ("wait", "yield", "go"))
-        pre = b.block
-        b.branch(wait)
-        b.position_at_end(wait)
-        i = b.phi(I64)
-        i.add_incoming(ir.Constant(I64, 0), pre)
-        started = b.load_atomic(out, "seq_cst", 8)
-        more = b.and_(b.icmp_unsigned("<", started, ir.Constant(I64, 2)),
-                      b.icmp_unsigned("<", i, ir.Constant(I64, 10_000_000)))
-        b.cbranch(more, pause, go)
-        b.position_at_end(pause)
-        b.call(sched_yield, [])
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), pause)
-        b.branch(wait)
-        b.position_at_end(go)
+        yield_while(b, lambda: b.icmp_unsigned("<", b.load_atomic(out, "seq_cst", 8),
+                                               ir.Constant(I64, 2)))
     b.ret_void()
     yield jit_address(mod, "stamp")
 
@@ -145,28 +153,14 @@ def test_a_worker_whose_last_claim_meets_the_stop_post_still_stops():
     shutdown would, right before the worker's next claim."""
     mod = ir.Module("stop_post")
     fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [PTR] * 4), "stop_post")
-    sched_yield = ir.Function(mod, ir.FunctionType(I32, []), "sched_yield")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctl = b.bitcast(fn.args[2], I64.as_pointer())
     c, addr, flag = (b.load(b.gep(ctl, [ir.Constant(I64, i)])) for i in (1, 2, 3))
     state, started = b.inttoptr(addr, I64.as_pointer()), b.inttoptr(flag, I64.as_pointer())
     with b.if_else(b.icmp_unsigned("==", c, ir.Constant(I64, 0))) as (caller, worker):
-        with caller:  # wait (bounded) until the worker has taken chunk 1
-            wait, pause, go = (fn.append_basic_block(n) for n in ("wait", "yield", "go"))
-            pre = b.block
-            b.branch(wait)
-            b.position_at_end(wait)
-            i = b.phi(I64)
-            i.add_incoming(ir.Constant(I64, 0), pre)
-            more = b.and_(b.icmp_unsigned("==", b.load_atomic(started, "seq_cst", 8),
-                                          ir.Constant(I64, 0)),
-                          b.icmp_unsigned("<", i, ir.Constant(I64, 10_000_000)))
-            b.cbranch(more, pause, go)
-            b.position_at_end(pause)
-            b.call(sched_yield, [])
-            i.add_incoming(b.add(i, ir.Constant(I64, 1)), pause)
-            b.branch(wait)
-            b.position_at_end(go)
+        with caller:  # wait until the worker has taken chunk 1
+            yield_while(b, lambda: b.icmp_unsigned("==", b.load_atomic(started, "seq_cst", 8),
+                                                   ir.Constant(I64, 0)))
         with worker:  # shutdown's post: STOP, then a word with n = 0
             b.store_atomic(ir.Constant(I64, 1), started, "seq_cst", 8)
             b.store_atomic(ir.Constant(I64, 1), b.gep(state, [ir.Constant(I64, _S_STOP)]),
