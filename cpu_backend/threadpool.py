@@ -195,9 +195,9 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     # (returns -1); after `spins` polls without a launch, sleep on the futex
     work = ir.Function(mod, ir.FunctionType(_I64, [sptr, _I64, _I64]), "lazy_pool_worker")
     state, seen0, spins = work.args
-    entry, poll, new, serve, idle, spin, sleep, wait, woke, stop = (
+    entry, poll, serve, idle, spin, sleep, wait, woke, stop = (
         work.append_basic_block(x) for x in
-        ("entry", "poll", "new", "serve", "idle", "spin", "sleep", "wait", "woke", "stop"))
+        ("entry", "poll", "serve", "idle", "spin", "sleep", "wait", "woke", "stop"))
     b = ir.IRBuilder(entry)
     b.branch(poll)
     b.position_at_end(poll)
@@ -205,16 +205,14 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     seen.add_incoming(seen0, entry)
     count.add_incoming(ir.Constant(_I64, 0), entry)
     tag = b.lshr(_load_word(b, state, _S_WORD), ir.Constant(_I64, 32))
-    b.cbranch(b.icmp_unsigned("!=", tag, seen), new, idle)
-    b.position_at_end(new)
-    b.cbranch(b.icmp_unsigned("!=", _load_word(b, state, _S_STOP), ir.Constant(_I64, 0)),
-              stop, serve)
+    b.cbranch(b.icmp_unsigned("!=", tag, seen), serve, idle)
     b.position_at_end(serve)
     served = b.call(claims, [state, ir.Constant(_I64, 1)])
     seen.add_incoming(served, serve)
     count.add_incoming(ir.Constant(_I64, 0), serve)
-    # the failed claim may have landed on shutdown's post (n = 0), whose tag
-    # `seen` now holds, so `poll` would never see it as new: look at STOP here
+    # STOP is looked at only here, after the claims: shutdown posts n = 0,
+    # so its launch has nothing to claim, and a claim that failed on that post
+    # leaves its tag in `seen`, where `poll` would never see it as new
     b.cbranch(b.icmp_unsigned("!=", _load_word(b, state, _S_STOP), ir.Constant(_I64, 0)),
               stop, poll)
     b.position_at_end(idle)
@@ -250,9 +248,9 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
 def _futex(b: ir.IRBuilder, syscall: ir.Function, slot: ir.Value, offset: int, op: int,
            value: ir.Value) -> None:
     """futex(op) on the 32-bit half of a state slot at byte `offset`: 4 is
-    the word's launch tag (generation and n), 0 the low half of `done`, on the little-endian
-    machines _SYS_FUTEX lists. glibc's `syscall` reads every argument as a
-    long, so all are passed as i64."""
+    the word's launch tag (generation and n), 0 the low half of `done`, on
+    the little-endian machines _SYS_FUTEX lists. glibc's `syscall` reads
+    every argument as a long, so all are passed as i64."""
     addr = b.add(b.ptrtoint(slot, _I64), ir.Constant(_I64, offset))
     zero = ir.Constant(_I64, 0)
     b.call(syscall, [ir.Constant(_I64, _SYS_FUTEX), addr, ir.Constant(_I64, op), value,
