@@ -20,6 +20,21 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
+def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """np.power, except that an integer to a negative integer power is the
+    truncated answer the kernels give (1 for x == 1, +-1 for x == -1, else
+    0) where NumPy raises: a lazy graph's exponents are known only when it
+    runs, and the fold, the fallback and the kernels must agree."""
+    x, y = np.asarray(x), np.asarray(y)
+    neg = y < 0
+    if x.dtype.kind not in "iu" or y.dtype.kind not in "iu" or not neg.any():
+        return np.power(x, y)
+    whole = np.power(x, np.where(neg, 0, y))
+    odd = (y % 2).astype(bool)
+    cut = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+    return np.where(neg, cut, whole).astype(whole.dtype)
+
+
 @dataclass(frozen=True)
 class Primitive:
     name: str
@@ -176,7 +191,7 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("truediv", 2, np.true_divide, floating=True),
     _p("floordiv", 2, np.floor_divide, bool_as_int=True),
     _p("mod", 2, np.remainder, bool_as_int=True),
-    _p("pow", 2, np.power, bool_as_int=True),
+    _p("pow", 2, _power, bool_as_int=True),
     _p("maximum", 2, np.maximum),
     _p("minimum", 2, np.minimum),
     _p("atan2", 2, np.arctan2, floating=True),

@@ -85,11 +85,14 @@ def fold_constants(order: list[Buffer]) -> int:
         if not all(b.pending and b.node.op == "const" for b, _ in node.srcs):
             continue
         values = [np.asarray(b.node.arg, dtype=b.dtype.np) for b, _ in node.srcs]
-        with np.errstate(all="ignore"):
-            if node.op == "cast":
-                value = values[0].astype(node.dtype.np)
-            else:
-                value = np.asarray(ELEMENTWISE[node.op].numpy(*values)).astype(node.dtype.np)
+        try:
+            with np.errstate(all="ignore"):
+                if node.op == "cast":
+                    value = values[0].astype(node.dtype.np)
+                else:
+                    value = np.asarray(ELEMENTWISE[node.op].numpy(*values)).astype(node.dtype.np)
+        except (ArithmeticError, ValueError, TypeError):
+            continue  # folding is only a shortcut: the kernel computes what NumPy refuses
         node.op, node.srcs, node.arg = "const", (), value.item()
         folded += 1
     return folded

@@ -239,6 +239,31 @@ def test_constants_are_folded():
     np.testing.assert_allclose(y.numpy(), x.numpy() + 3.5, rtol=1e-6)
 
 
+def test_a_constant_numpy_refuses_to_fold_is_left_to_the_kernel():
+    """NumPy raises on an integer to a negative integer power; the kernels
+    give the truncated answer, and so must the fold (and a fold that fails
+    must not break the sync of every other live tensor)."""
+    good = lazy.arange(4) * 10
+    p = lazy.full((4,), 2) ** lazy.asarray(np.array([-1, -2, 0, 3]))
+    q = lazy.full((3,), -1) ** lazy.full((3,), -3)
+    r = lazy.arange(4) << -1
+    lazy.sync()
+    assert p.tolist() == [0, 0, 1, 8] and q.tolist() == [-1, -1, -1]
+    assert r.tolist() == [0, 0, 0, 0] and good.tolist() == [0, 10, 20, 30]
+
+
+def test_a_fold_that_numpy_refuses_leaves_the_node_to_the_kernel(monkeypatch):
+    """With NumPy's own power as the reference (which raises on negative
+    integer exponents), folding gives up and the kernel computes it."""
+    import dataclasses
+    from scheduler import ops
+    monkeypatch.setitem(ops.ELEMENTWISE, "pow",
+                        dataclasses.replace(ops.ELEMENTWISE["pow"], numpy=np.power))
+    q = lazy.full((3,), 2) ** lazy.full((3,), -1)
+    lazy.sync(q)
+    assert q.tolist() == [0, 0, 0] and lazy.log.syncs[-1].folded == 0
+
+
 def test_constant_target_becomes_a_fill_kernel():
     z = lazy.zeros(3, 4) + 7
     lazy.sync(z)

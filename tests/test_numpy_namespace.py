@@ -165,8 +165,10 @@ def test_shifts_including_wide_shift_counts(name, fn, fresh_log):
     for dt, bits in (("int32", 32), ("int64", 64)):
         a = rng.integers(-1000, 1000, 70).astype(dt)
         a[:3] = [np.iinfo(dt).min, np.iinfo(dt).max, -1]
-        s = np.arange(70).astype(dt) % (bits + 5)
+        s = (np.arange(70) % (bits + 8) - 3).astype(dt)  # negative counts too
         check(getattr(lnp, name)(lnp.asarray(a), lnp.asarray(s)), fn(a, s), dt, None)
+        for count in (-1, -bits, 0, bits - 1, bits + 1):  # a Python int count
+            check(getattr(lnp, name)(lnp.asarray(a), count), fn(a, np.array(count, dt)), dt, None)
     with pytest.raises(TypeError, match="integer"):
         getattr(lnp, name)(lnp.asarray([1.0]), 1)
 

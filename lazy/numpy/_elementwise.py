@@ -135,19 +135,22 @@ def _shift_operands(name: str, x1: object, x2: object) -> tuple[Tensor, Tensor, 
 
 
 def bitwise_left_shift(x1: object, x2: object, /) -> Tensor:
-    """x1 << x2 as x1 * 2**x2 (wrapping); shifts of the bit width or more give 0 (NumPy)."""
+    """x1 << x2 as x1 * 2**x2 (wrapping); shifts of the bit width or more, or
+    negative ones (2**x2 is then 0), give 0 (NumPy)."""
     a, b, bits = _shift_operands("bitwise_left_shift", x1, x2)
     shifted = elementwise.apply("mul", a, elementwise.apply("pow", 2, b))
     return elementwise.apply("where", b >= bits, 0, shifted)
 
 
 def bitwise_right_shift(x1: object, x2: object, /) -> Tensor:
-    """Arithmetic x1 >> x2 as floor(x1 / 2**x2); wide shifts give 0 or -1 (NumPy)."""
+    """Arithmetic x1 >> x2 as floor(x1 / 2**x2); wide or negative shifts give
+    0 or -1 (NumPy)."""
     a, b, bits = _shift_operands("bitwise_right_shift", x1, x2)
     sign = elementwise.apply("where", a < 0, -1, 0)
     narrow = elementwise.apply("minimum", b, bits - 2)
     shifted = elementwise.apply("floordiv", a, elementwise.apply("pow", 2, narrow))
-    return elementwise.apply("where", b >= bits - 1, elementwise.cast(sign, a.dtype), shifted)
+    wide = elementwise.apply("or", b >= bits - 1, b < 0)
+    return elementwise.apply("where", wide, elementwise.cast(sign, a.dtype), shifted)
 
 
 def conj(x: object, /) -> Tensor:
