@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from scheduler.dtypes import DType, bool_, float_result
+from scheduler.dtypes import DType, bool_, float_result, int64
 from scheduler.ops import REDUCTIONS
 from scheduler.view import View, normalize_dim
 
@@ -119,10 +119,11 @@ def _reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
 
 def mean(t: Tensor, axis=None, keepdims: bool = False, *, dim=None,
          keepdim: bool = False) -> Tensor:
-    """sum / count in the floating dtype; the division fuses as an epilogue."""
+    """sum / count in the floating dtype (float64 for bool, which NumPy
+    averages as integers); the division fuses as an epilogue."""
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, "sum")
     count = math.prod(t.shape[a] for a in axes)
-    dtype = float_result(t.dtype)
+    dtype = float_result(int64 if t.dtype.is_bool else t.dtype)
     total = reduce(elementwise.cast(t, dtype), "sum", axis=axes, keepdims=keep)
     return elementwise.apply("truediv", total, float(count) if count else float("nan"))

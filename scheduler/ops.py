@@ -43,7 +43,7 @@ class Primitive:
     kinds: str = "bif"   # operand kinds accepted: b bool, i int, f float
     floating: bool = False  # computes in float_result(dtype): exp, /, ...
     predicate: bool = False  # result is bool: comparisons
-    bool_as_int: bool = False  # bool operands compute in int64 (NumPy uses int8)
+    bool_as_int: bool = False  # bool operands count as int64 (NumPy: int8; bool / bool is float64)
     result: DType | None = None  # fixed result dtype; operands compute in int64
                                  # (the counter-based random ops: philox_*)
 
@@ -56,11 +56,9 @@ class Primitive:
                             f"operands (it takes {allowed} tensors)")
         if self.result is not None:
             return int64
-        if self.floating:
-            return float_result(dtype)
         if self.bool_as_int and dtype.is_bool:
-            return int64
-        return dtype
+            dtype = int64
+        return float_result(dtype) if self.floating else dtype
 
     def result_dtype(self, compute: DType) -> DType:
         if self.result is not None:
@@ -188,7 +186,7 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("add", 2, np.add),
     _p("sub", 2, np.subtract, kinds="if"),
     _p("mul", 2, np.multiply),
-    _p("truediv", 2, np.true_divide, floating=True),
+    _p("truediv", 2, np.true_divide, floating=True, bool_as_int=True),
     _p("floordiv", 2, np.floor_divide, bool_as_int=True),
     _p("mod", 2, np.remainder, bool_as_int=True),
     _p("pow", 2, _power, bool_as_int=True),

@@ -120,15 +120,15 @@ def sample(shape, dtype: str, rng: np.random.Generator, low: int = -5, high: int
 def lazy_dtype_name(op: str, *operands) -> str:
     """The dtype lazyrt documents for `op` on these operands (scheduler/ops.py, dtypes.py).
 
-    NumPy 2 promotion (Python scalars weak), except: floating ops on bool give
-    float32 (NumPy: float16, which lazyrt lacks) and bool // % ** give int64
-    (NumPy: int8).
+    NumPy 2 promotion (Python scalars weak), except: floating functions of
+    bool give float32 (NumPy: float16, which lazyrt lacks) and bool // % **
+    give int64 (NumPy: int8). bool / bool is float64, as in NumPy.
     """
     args = [o.dtype if isinstance(o, np.ndarray) else o for o in operands]
     promoted = np.result_type(*args)
     if op in ("truediv", "exp", "expm1", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"):
         if promoted == np.bool_:
-            return "float32"
+            return "float64" if op == "truediv" else "float32"
         if promoted.kind in "iu":
             return "float64"
         return promoted.name

@@ -17,13 +17,11 @@ AXES_3D = [None, 0, -2, (0, 2), (2, 0, 1), (), (-1, -3)]
 
 
 def np_reduce(op, a, axis, keepdims):
-    """NumPy's result, with lazyrt's documented dtype for bool mean (float32)."""
+    """NumPy's result (argmax/argmin as int64)."""
     if op in ("argmax", "argmin"):
         out = getattr(np, op)(a, axis=axis, keepdims=keepdims)
         return np.asarray(out).astype(np.int64)
     if op == "mean":
-        if a.dtype == np.bool_:
-            a = a.astype(np.float32)
         with np.errstate(all="ignore"):
             return np.asarray(np.mean(a, axis=axis, keepdims=keepdims))
     return np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims))
