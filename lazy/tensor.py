@@ -205,6 +205,25 @@ class Tensor(ArrayProtocols):
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
         return int(self._scalar("__index__"))
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its value (`f"{loss:.4f}"`), as a NumPy
+        scalar or 0-d array does; others take only the empty spec, as ndarray."""
+        if self.ndim == 0:
+            return format(self._host("format").reshape(-1)[0], spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ "
+                            f"(only a 0-d tensor formats as a number; this one has shape "
+                            f"{self.shape})")
+        return str(self)
+
+    def __round__(self, ndigits: int | None = None) -> "Tensor | int":
+        """round(t): a Python int for a 0-d tensor (as round() of the NumPy
+        scalar a NumPy reduction gives), else np.round's half-to-even tensor."""
+        from . import numpy as lnp
+        if ndigits is None and self.ndim == 0:
+            return int(lnp.round(self))
+        return lnp.round(self, ndigits or 0)
+
     def __repr__(self) -> str:
         body = np.array2string(self._host("repr"), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype.name})"
@@ -272,6 +291,8 @@ class Tensor(ArrayProtocols):
     def __rfloordiv__(self, o): return elementwise.apply("floordiv", o, self)
     def __mod__(self, o): return elementwise.apply("mod", self, o)
     def __rmod__(self, o): return elementwise.apply("mod", o, self)
+    def __divmod__(self, o): return self // o, self % o
+    def __rdivmod__(self, o): return o // self, o % self
     def __pow__(self, o): return elementwise.power(self, o)
     def __rpow__(self, o): return elementwise.apply("pow", o, self)
     def __and__(self, o): return elementwise.apply("and", self, o)
@@ -287,7 +308,7 @@ class Tensor(ArrayProtocols):
     def __gt__(self, o): return elementwise.apply("gt", self, o)
     def __ge__(self, o): return elementwise.apply("ge", self, o)
     def __neg__(self): return elementwise.apply("neg", self)
-    def __pos__(self): return self
+    def __pos__(self): return elementwise.apply("copy", self)  # a new tensor, as NumPy
     def __abs__(self): return elementwise.apply("abs", self)
     def __invert__(self): return elementwise.apply("invert", self)
     def __lshift__(self, o): return _shift("bitwise_left_shift", self, o)

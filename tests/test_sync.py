@@ -66,6 +66,7 @@ def test_sync_of_given_tensors_leaves_others_pending():
     (lambda t: float(t[0]), "implicit: __float__"),
     (lambda t: int(t[0]), "implicit: __int__"),
     (lambda t: [1, 2, 3][t[0].astype(lazy.int64) % 2], "implicit: __index__"),
+    (lambda t: f"{t.sum():.3f}", "implicit: format"),
 ])
 def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
     t = lazy.arange(4) * 1.5
@@ -182,3 +183,33 @@ def test_asarray_shares_numpy_memory():
     assert np.shares_memory(t.numpy(), a)
     assert t.stride() == (-5, 2)
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_a_0d_tensor_formats_rounds_and_divmods_as_a_numpy_scalar():
+    """`f"{loss:.4f}"`, `round(acc, 3)` and `divmod` on what a NumPy
+    reduction returns (a scalar there, a 0-d tensor here)."""
+    a = np.array([1.5, 2.25, 3.0])
+    m, nm = lazy.asarray(a).mean(), a.mean()
+    for spec in (".3f", "e", "", "10.2g"):
+        assert format(m, spec) == format(nm, spec)
+    assert f"{lazy.asarray(np.array(7)):d}" == "7" and f"{lazy.asarray(np.array(True))}" == "True"
+    assert round(m) == round(nm) == 2 and type(round(m)) is int
+    assert round(m, 1).item() == round(nm, 1)
+    v = lazy.asarray(np.array([0.125, 2.5, -1.5]))
+    assert round(v).tolist() == np.round(v.numpy()).tolist()  # n-d: a tensor (PyTorch)
+    with pytest.raises(TypeError, match=r"format string '.2f'.*shape \(3,\)"):
+        f"{v:.2f}"
+    assert f"{v}" == str(v.numpy())
+    i = lazy.asarray(np.array([7, -7, 5]))
+    for x, y in ((i, 3), (i, -2), (10, i)):
+        q, r = divmod(x, y)
+        nq, nr = divmod(np.asarray(x.numpy() if isinstance(x, lazy.Tensor) else x),
+                        np.asarray(y.numpy() if isinstance(y, lazy.Tensor) else y))
+        assert q.tolist() == nq.tolist() and r.tolist() == nr.tolist()
+
+
+def test_unary_plus_is_a_new_tensor():
+    a = lazy.asarray(np.array([1.0, 2.0]))
+    b = +a
+    b[0] = 9
+    assert b is not a and a.tolist() == [1.0, 2.0] and b.tolist() == [9.0, 2.0]
