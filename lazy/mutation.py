@@ -84,7 +84,7 @@ def setitem(t: Tensor, key: object, value: object) -> None:
     if indexing.is_advanced(key):
         write_positions(t, indexing.positions(t, key), value)
     else:
-        write(t, views.getitem(t, key)._view, value)
+        write(t, views.basic_view(t, key if isinstance(key, tuple) else (key,)), value)
 
 
 def _write_back(t: Tensor, result: Tensor, op: str) -> Tensor:

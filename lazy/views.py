@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import operator
 
+from scheduler.graph import Buffer
 from scheduler.view import View, normalize_dim
 
 from .tensor import Tensor
@@ -229,11 +230,21 @@ def unfold(t: Tensor, dim: int, size: int, step: int) -> Tensor:
 
 
 def getitem(t: Tensor, key) -> Tensor:
-    """Basic indexing (ints, slices, None, ...) is a view; advanced indexing a gather."""
+    """Basic indexing (ints, slices, None, ...) is a view, except one element
+    (`_element`); advanced indexing a gather."""
     from . import indexing
     if indexing.is_advanced(key):
         return indexing.getitem(t, key)
     key = key if isinstance(key, tuple) else (key,)
+    v = basic_view(t, key)
+    if len(key) == t.ndim and not any(k is None or k is Ellipsis or isinstance(k, slice)
+                                      for k in key):
+        return _element(t._as(v))
+    return t._as(v)
+
+
+def basic_view(t: Tensor, key: tuple) -> View:
+    """The view a basic index selects (what `t[key] = value` writes through)."""
     v, d, axis = t._view, 0, 0  # d: axis of the result so far; axis: of t
     for k in _expand_key(t, key):
         if k is None:
@@ -253,4 +264,19 @@ def getitem(t: Tensor, key) -> Tensor:
                                  f"are valid indices, got {k!r}") from None
             v = v.select(d, _index(i, v.shape[d], axis))
             axis += 1
-    return t._as(v)
+    return v
+
+
+def _element(t: Tensor) -> Tensor:
+    """`a[i, j]`, an int for every axis: NumPy gives a scalar, a copy, so a
+    later write to `a` does not show in it (`tmp = a[i]; a[i] = a[j]; a[j] =
+    tmp` swaps). PyTorch gives a 0-d view; lazyrt follows NumPy, whose
+    programs it runs unchanged. A realized CPU element is copied now (no
+    kernel), a pending one by a copy node."""
+    buf = t._buf
+    if buf.pending or buf.device != "cpu":
+        from .elementwise import apply
+        return apply("copy", t)
+    at = t._view.offset
+    return Tensor._wrap(Buffer.realized(buf.array[at:at + 1].copy(), "cpu", buf.dtype),
+                        View.contiguous(()))

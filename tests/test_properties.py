@@ -50,7 +50,7 @@ def _draw_view_op(data, shape):
             key.append(slice(start, stop, step))
         if data.draw(st.booleans(), label="ellipsis+None"):
             key = key + [Ellipsis, None]
-        key = tuple(key)
+        key = tuple(key) or (Ellipsis,)  # t[()] of a 0-d t is NumPy's scalar, a copy
         return f"[{key}]", (lambda t: t[key]), (lambda a: _np_index(a, key))
     if kind == "flip":
         d = data.draw(st.integers(0, nd - 1), label="dim")

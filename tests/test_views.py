@@ -25,7 +25,7 @@ def np_as_strided(base: np.ndarray, size, stride, offset):
 # (name, base shape, op on lazy/torch tensors, op on NumPy arrays)
 VIEW_CASES = [
     ("int", (4, 5), lambda t: t[1], lambda a: a[1]),
-    ("neg_int", (4, 5), lambda t: t[-1, -2], lambda a: a[-1, -2, ...]),
+    ("neg_int", (4, 5), lambda t: t[-1, -2, ...], lambda a: a[-1, -2, ...]),
     ("slice", (6, 5), lambda t: t[1:5], lambda a: a[1:5]),
     ("slice_step", (7, 5), lambda t: t[1::3, ::2], lambda a: a[1::3, ::2]),
     ("slice_neg_step", (6, 5), lambda t: t[::-1], lambda a: a[::-1]),
@@ -38,7 +38,7 @@ VIEW_CASES = [
     ("ellipsis_mid", (2, 3, 4), lambda t: t[1, ..., ::-1], lambda a: a[1, ..., ::-1]),
     ("none", (3, 4), lambda t: t[None, :, None], lambda a: a[None, :, None]),
     ("none_int", (3, 4), lambda t: t[None, 2, ..., None], lambda a: a[None, 2, ..., None]),
-    ("all_ints", (3, 4), lambda t: t[2, 3], lambda a: a[2, 3, ...]),
+    ("all_ints", (3, 4), lambda t: t[2, 3, ...], lambda a: a[2, 3, ...]),
     ("scalar_none", (), lambda t: t[None], lambda a: a[None]),
     ("scalar_ellipsis", (), lambda t: t[...], lambda a: a[...]),
     ("chain", (6, 8), lambda t: t[::-1][1:, ::3][::2], lambda a: a[::-1][1:, ::3][::2]),
@@ -166,7 +166,7 @@ def test_view_of_view_of_offset_storage(name, shape, fn, npfn):
     if shape:
         a, t = a_big[-2:0:-1], t_big[-2:0:-1]
     else:
-        a, t = a_big[1, ...], t_big[1]
+        a, t = a_big[1, ...], t_big[1, ...]
     assert a.shape == t.shape == shape
     if name.startswith("as_strided"):
         return  # as_strided addresses storage directly: covered above
@@ -177,6 +177,30 @@ def test_view_of_view_of_offset_storage(name, shape, fn, npfn):
         return
     v = fn(t)
     check_view(v, t_big, npfn(a), a_big)
+
+
+@pytest.mark.parametrize("pending", [False, True], ids=["realized", "pending"])
+def test_one_element_is_a_copy_as_numpy_scalars_are(pending):
+    """`a[i, j]` (an int for every axis) is NumPy's scalar, a copy: a later
+    write to `a` does not show in it, so the swap idiom works. PyTorch gives
+    a 0-d view here; `a[i, j, ...]` is that view, in NumPy and lazyrt alike."""
+    a = np.arange(12.0).reshape(3, 4)
+    t = lazy.asarray(a.copy()) * 1 if pending else lazy.asarray(a.copy())
+    x, v = t[1, 2], t[1, 2, ...]
+    assert x.shape == () and not lazy.shares_memory(x, t) and lazy.shares_memory(v, t)
+    t[1, 2] = -1
+    assert x.item() == 6.0 and v.item() == -1.0
+    tmp = t[0, 0]
+    t[0, 0] = t[2, 3]
+    t[2, 3] = tmp
+    assert t[0, 0].item() == 11.0 and t[2, 3].item() == 0.0
+    row = t[2]  # fewer ints than axes: still a view
+    t[2, 1] += 100
+    assert row.tolist() == [8.0, 109.0, 10.0, 0.0]
+    z = lazy.asarray(np.array(5.0))
+    w, zv = z[()], z[...]
+    z[...] = 7
+    assert w.item() == 5.0 and zv.item() == 7.0
 
 
 # -- reshape / view / contiguous -------------------------------------------------------------

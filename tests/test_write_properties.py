@@ -81,8 +81,8 @@ def draw_view(data, lv: lazy.Tensor, av: np.ndarray, a: np.ndarray):
             start = data.draw(st.none() | st.integers(-n - 1, n), label="start")
             stop = data.draw(st.none() | st.integers(-n - 1, n), label="stop")
             key.append(slice(start, stop, step))
-        key = tuple(key)
-        return f"[{key}]", lv[key], av[key + (Ellipsis,)]  # `...`: 0-d stays a view
+        key = tuple(key) + (Ellipsis,)  # `...`: a 0-d result stays a view (no `t[()]` copy)
+        return f"[{key}]", lv[key], av[key]
     if kind == "flip":
         d = data.draw(st.integers(0, nd - 1), label="dim")
         key = (slice(None),) * d + (slice(None, None, -1),)
