@@ -69,7 +69,7 @@ def const(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> T
 
 
 def cast(t: Tensor, dtype: DType) -> Tensor:
-    if t.dtype == dtype:
+    if t.dtype is dtype:
         return t
     return runtime.make("cast", ((t._buf, t._view),), dtype, dtype, t.shape, t.device)
 
@@ -107,6 +107,19 @@ def _plan(signature: tuple) -> tuple[tuple[DType, ...], tuple[int, ...], DType, 
     return dtypes, shape, prim.result_dtype(compute), View.filled(shape)
 
 
+_COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def _compare_out_of_range(op: str, scalar_first: bool, above: bool) -> bool:
+    """`x op v` (or `v op x`) for every x of an integer dtype and a Python
+    int v beyond its range: NumPy 2 compares such an int exactly (in
+    arithmetic it raises OverflowError, and so does lazyrt)."""
+    if op in ("eq", "ne"):
+        return op == "ne"
+    right_is_larger = above != scalar_first
+    return (op in ("lt", "le")) == right_is_larger
+
+
 def apply(op: str, *args: object) -> Tensor:
     """Build `op` over tensors and Python scalars (at least one tensor).
 
@@ -139,7 +152,14 @@ def apply(op: str, *args: object) -> Tensor:
             view = a._view
             srcs.append((a._storage.buf, view if view.shape == shape else view.expand(shape)))
         else:  # a Python scalar: a constant node read through a stride-0 view
-            value = _exact(a, dtype)
+            try:
+                value = _exact(a, dtype)
+            except OverflowError:
+                if op not in _COMPARISONS or not all(x.dtype.is_int for x in args
+                                                       if isinstance(x, Tensor)):
+                    raise  # NumPy too (a bool tensor compares as int64, and raises)
+                answer = _compare_out_of_range(op, a is args[0], a > 0)
+                return apply("copy", const(answer, bool_, shape, device))
             const_buf = runtime.pending("const", (), value, dtype, (), device, site)
             srcs.append((const_buf, scalar_view))
             runtime.count_node()

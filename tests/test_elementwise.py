@@ -452,3 +452,28 @@ def test_shift_operators_match_numpy(dtype):
     y = lazy.asarray(xn.copy())  # asarray shares memory: the write would change xn
     y <<= 2
     np.testing.assert_array_equal(y.numpy(), xn << 2)
+
+
+@pytest.mark.parametrize("dt", ["int32", "int64"])
+def test_comparing_with_an_int_beyond_the_dtype_is_exact(dt):
+    """NumPy 2 compares a Python int outside an integer dtype's range exactly
+    (the answer is the same for every element); arithmetic with it raises,
+    and so does a comparison of bools (they compare as int64)."""
+    a = np.array([-5, 0, 7]).astype(dt)
+    t = lazy.asarray(a)
+    with pytest.raises(OverflowError):
+        lazy.asarray(np.array([True])) < 2**63
+    for v in (2**31, -2**31 - 1, 2**63, -2**63 - 1, 2**80, -2**80):
+        for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+            for left, right in ((t, v), (v, t)):
+                got = getattr(left, op)(right) if left is t else getattr(t, _MIRROR[op])(v)
+                want = getattr(a if left is t else v, op)(right if left is t else a)
+                if want is NotImplemented:  # int.__lt__(ndarray): Python reflects it
+                    want = getattr(a, _MIRROR[op])(v)
+                assert got.dtype == lazy.bool and got.tolist() == want.tolist(), (v, op, left is t)
+    with pytest.raises(OverflowError):
+        t + 2**80
+
+
+_MIRROR = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__le__": "__ge__",
+           "__gt__": "__lt__", "__ge__": "__le__"}
