@@ -14,8 +14,14 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False, slots=True)
 class DType:
-    """One of the five dtypes below, which are singletons: compared and hashed
-    by identity, which is cheap (dtypes are in the key of every op's caches)."""
+    """One of the five dtypes below, which are singletons: hashed by identity,
+    which is cheap (dtypes are in the key of every op's caches).
+
+    NumPy code uses a dtype as NumPy's: it reads `.dtype` (so
+    `np.dtype(lazy.float32)` and `np.zeros(3, dtype=lazy.float32)` work),
+    compares it with names and NumPy types (`t.dtype == "float32"`), prints
+    it as its name and calls it as a scalar type (`np.float32(1.5)` under
+    `python -m lazy`)."""
     name: str
     kind: str  # 'b' bool, 'i' signed integer, 'f' floating
     itemsize: int
@@ -40,8 +46,34 @@ class DType:
     def is_bool(self) -> bool:
         return self.kind == "b"
 
+    @property
+    def dtype(self) -> np.dtype:
+        return self.np
+
+    def __eq__(self, other: object) -> bool:
+        """Identity between DTypes; anything else as NumPy's dtype compares."""
+        if other is self:
+            return True
+        if isinstance(other, DType) or other is None:
+            return False
+        try:
+            return self.np == np.dtype(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    __hash__ = object.__hash__  # a name equal to a dtype need not hash alike (nor in NumPy)
+
+    def __call__(self, value: object = 0) -> object:
+        """As NumPy's scalar type: a NumPy scalar, or an array or tensor converted."""
+        if hasattr(value, "astype") and not isinstance(value, np.generic):
+            return value.astype(self.np)
+        return self.np.type(value)
+
     def __repr__(self) -> str:
         return f"lazy.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
 
 
 bool_ = DType("bool", "b", 1)

@@ -158,6 +158,39 @@ def test_repeat_tile_roll():
         lnp.tile(x, -1)
 
 
+def test_atleast_nd_and_ascontiguousarray_are_views_as_in_numpy(fresh_log):
+    for a in (np.array(5.0), np.arange(3.0), np.arange(6.0).reshape(2, 3),
+              np.arange(24.0).reshape(2, 3, 4)):
+        x = lnp.asarray(a)
+        for name in ("atleast_1d", "atleast_2d", "atleast_3d", "ascontiguousarray"):
+            got, want = getattr(lnp, name)(x), getattr(np, name)(a)
+            same(got, want)
+            assert lazy.shares_memory(got, x) == np.shares_memory(want, a), (name, a.shape)
+    x = lnp.asarray(np.arange(6.0).reshape(2, 3))
+    y = lnp.ascontiguousarray(x)
+    y[0, 0] = 9  # the same memory, as NumPy's: the write shows in x
+    assert x[0, 0].item() == 9.0
+    t = lnp.ascontiguousarray(x.T)
+    assert t.is_contiguous() and not lazy.shares_memory(t, x)
+    assert lnp.ascontiguousarray(x, dtype=np.float32).dtype == lnp.float32
+    assert [v.shape for v in lnp.atleast_2d(x[0], x)] == [(1, 3), (2, 3)]
+    assert lazy.log.counters.fallbacks == 0
+
+
+@pytest.mark.parametrize("make", [lambda x: lnp.roll(x, 0), lambda x: lnp.roll(x, 3, axis=1),
+                                  lambda x: lnp.tile(x, 1), lambda x: lnp.tile(x, (1, 1)),
+                                  lambda x: lnp.repeat(x, 1, axis=0), lambda x: lnp.roll(x, 6)],
+                         ids=["roll0", "roll_full_turn", "tile1", "tile11", "repeat1", "roll_n"])
+def test_functions_that_build_arrays_never_return_the_input(make):
+    """NumPy's roll, tile and repeat always make a new array, even when no
+    element moves: writing to the result must not change the input."""
+    a = np.arange(6).reshape(2, 3)
+    x = lnp.asarray(a.copy())
+    y = make(x)
+    y[0, 0] = 100
+    assert x.tolist() == a.tolist() and y[0, 0].item() == 100
+
+
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, max_side=4)
 
 

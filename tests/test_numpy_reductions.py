@@ -243,7 +243,7 @@ def test_namespace_info_and_constants():
 def test_numpy_aliases_copy_and_dlpack():
     aliases = {"amax": "max", "amin": "min", "arccos": "acos", "arccosh": "acosh",
                "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh",
-               "around": "round", "round_": "round", "rint": "round", "bitwise_not":
+               "around": "round", "round_": "round", "bitwise_not":
                "bitwise_invert", "invert": "bitwise_invert", "conjugate": "conj",
                "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
                "mod": "remainder", "true_divide": "divide"}

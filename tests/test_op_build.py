@@ -17,7 +17,7 @@ import pytest
 
 import lazy
 from lazy import runtime
-from scheduler.dtypes import ALL, float32
+from scheduler.dtypes import ALL, float32, float64
 from scheduler.view import View
 
 pytestmark = pytest.mark.usefixtures("fresh_log")
@@ -114,7 +114,30 @@ def test_dtypes_are_singletons_through_copies_and_pickles():
     for d in ALL:
         assert copy.deepcopy(d) is d and pickle.loads(pickle.dumps(d)) is d
         assert d.np == np.dtype(d.name)
-    assert float32 != "float32" and float32 == lazy.float32
+    assert float32 == lazy.float32 and float32 is not float64 and float32 != float64
+
+
+def test_dtypes_compare_print_and_call_as_numpy_dtypes():
+    """What NumPy code does with `x.dtype` (it runs unchanged under `python -m lazy`)."""
+    import lazy.numpy as lnp
+    t = lazy.asarray(np.arange(3, dtype=np.float32))
+    for same in ("float32", "f4", np.float32, np.dtype("float32")):
+        assert t.dtype == same and not (t.dtype != same)
+    for other in ("float64", np.int32, None, 3, "no such dtype", lazy.float64):
+        assert t.dtype != other and not (t.dtype == other)
+    assert lazy.int64 == int and lazy.float64 == float and lazy.bool == bool
+    assert str(t.dtype) == f"{t.dtype}" == "float32" and repr(t.dtype) == "lazy.float32"
+    assert np.dtype(lazy.int32) == np.int32 and np.zeros(2, lazy.int64).dtype == np.int64
+    assert {lazy.float32: 1}[t.dtype] == 1  # still hashed by identity
+    s = lnp.float32(1.5)
+    assert type(s) is np.float32 and s == 1.5 and type(lnp.bool(0)) is np.bool_
+    c = lnp.int64(t)
+    assert isinstance(c, lazy.Tensor) and c.dtype == lazy.int64 and c.tolist() == [0, 1, 2]
+    assert lnp.float64(np.arange(2)).dtype == np.float64  # an ndarray stays one, as in NumPy
+    assert lnp.issubdtype(t.dtype, lnp.floating) and not lnp.issubdtype(t, lnp.integer)
+    assert lnp.issubdtype(lazy.int32, np.signedinteger) and lnp.issubdtype("int64", lnp.number)
+    with pytest.raises(AttributeError, match="float16"):
+        lnp.float16
 
 
 def test_shared_contiguous_views_hold_python_ints():

@@ -38,6 +38,9 @@ __array_api_version__ = "2024.12"
 
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
 _MISSING = object()
+# NumPy's abstract scalar types, for `issubdtype(t.dtype, np.floating)`: NumPy's own
+_CATEGORIES = (_np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger,
+               _np.inexact, _np.floating, _np.complexfloating)
 ndarray = _Tensor
 
 # NumPy's other names for the same functions
@@ -48,7 +51,6 @@ power, true_divide, mod = pow, divide, remainder  # noqa: F405
 invert, bitwise_not = bitwise_invert, bitwise_invert  # noqa: F405
 left_shift, right_shift = bitwise_left_shift, bitwise_right_shift  # noqa: F405
 amax, amin, around, round_ = max, min, round, round  # noqa: F405
-rint = round  # noqa: F405
 conjugate = conj  # noqa: F405
 
 
@@ -72,14 +74,15 @@ def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 
     Functions run as logged NumPy fallbacks (median, percentile, ...);
-    submodules (random, linalg, fft), classes (errstate, dtype) and
-    constants are NumPy's own; dtypes lazyrt lacks (int8, float16,
+    submodules (random, linalg, fft), classes (errstate, dtype), the
+    abstract dtype categories (floating, integer, ...) and constants are
+    NumPy's own; dtypes lazyrt lacks (int8, float16,
     complex128, ...) raise AttributeError saying so.
     """
     attr = getattr(_np, name, _MISSING)
     if name.startswith("_") or attr is _MISSING:
         raise AttributeError(f"module 'lazy.numpy' has no attribute {name!r}")
-    if isinstance(attr, type) and issubclass(attr, _np.generic):
+    if isinstance(attr, type) and issubclass(attr, _np.generic) and attr not in _CATEGORIES:
         raise AttributeError(f"lazy.numpy has no dtype {name!r}: lazyrt supports bool, int32, "
                              f"int64, float32, float64")
     if isinstance(attr, (_types.ModuleType, type, int, float)) or not callable(attr):

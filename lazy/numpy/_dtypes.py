@@ -89,6 +89,14 @@ def isdtype(dtype: object, kind: object) -> bool:
     return d == as_dtype(kind)
 
 
+def issubdtype(arg1: object, arg2: object, /) -> builtins.bool:
+    """NumPy's dtype hierarchy test (`issubdtype(t.dtype, np.floating)`); a
+    tensor stands for its dtype."""
+    def np_side(x: object) -> object:
+        return x.dtype.np if isinstance(x, Tensor) else x.np if isinstance(x, DType) else x
+    return builtins.bool(np.issubdtype(np_side(arg1), np_side(arg2)))
+
+
 def result_type(*arrays_and_dtypes: object) -> DType:
     """NumPy 2 promotion; tensors and dtypes are strong, Python scalars weak."""
     if not arrays_and_dtypes:
@@ -105,4 +113,4 @@ def result_type(*arrays_and_dtypes: object) -> DType:
 
 
 __all__ = ["astype", "bool", "can_cast", "finfo", "float32", "float64", "iinfo",
-           "int32", "int64", "isdtype", "result_type"]
+           "int32", "int64", "isdtype", "issubdtype", "result_type"]

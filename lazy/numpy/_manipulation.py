@@ -16,7 +16,7 @@ from scheduler.view import normalize_dim
 
 from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
-from ._dtypes import result_type
+from ._dtypes import astype, result_type
 from ._helpers import axes_arg, axis_arg, tensor
 
 
@@ -92,6 +92,12 @@ def reshape(x: object, /, shape: object, *, copy: bool | None = None) -> Tensor:
     if copy:
         return views.reshape(t.clone(), shape)
     return views.view(t, shape) if copy is False else views.reshape(t, shape)
+
+
+def _copy(t: Tensor) -> Tensor:
+    """A new tensor (NumPy's functions that build arrays never hand back a
+    view of their input, even when nothing moves: `tile(a, 1)`, `roll(a, 0)`)."""
+    return elementwise.apply("copy", t)
 
 
 def ravel(a: object) -> Tensor:
@@ -197,7 +203,7 @@ def repeat(x: object, repeats: object, /, axis: int | None = None) -> Tensor:
         wide = views.unsqueeze(t, d + 1)
         shape = t.shape[:d + 1] + (r,) + t.shape[d + 1:]
         merged = t.shape[:d] + (t.shape[d] * r,) + t.shape[d + 1:]
-        return views.reshape(views.expand(wide, shape).contiguous(), merged)
+        return views.reshape(_copy(views.expand(wide, shape)), merged)
     counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
     idx = np.repeat(np.arange(t.shape[d]), counts)  # NumPy's errors for bad counts
     return indexing.take(t, idx, d)
@@ -215,7 +221,7 @@ def tile(x: object, repetitions: object, /) -> Tensor:
     t = views.reshape(t, (1,) * (nd - t.ndim) + t.shape)
     inter = tuple(v for n in t.shape for v in (1, n))
     big = tuple(v for r, n in zip(reps, t.shape) for v in (r, n))
-    wide = views.expand(views.reshape(t, inter), big).contiguous()
+    wide = _copy(views.expand(views.reshape(t, inter), big))
     return views.reshape(wide, tuple(r * n for r, n in zip(reps, t.shape)))
 
 
@@ -229,13 +235,45 @@ def roll(x: object, /, shift: object, axis: object = None) -> Tensor:
     for s, a in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
         d = axis_arg(a, t.ndim)
         total[d] = total.get(d, 0) + s
+    out = t
     for d, s in total.items():
         n = t.shape[d]
         k = s % n if n else 0
         if k:
             head = (slice(None),) * d
-            t = concat([t[head + (slice(n - k, None),)], t[head + (slice(0, n - k),)]], axis=d)
-    return t
+            out = concat([out[head + (slice(n - k, None),)], out[head + (slice(0, n - k),)]],
+                         axis=d)
+    return _copy(t) if out is t else out
+
+
+def _atleast(arys: tuple, shape_of) -> Tensor | tuple[Tensor, ...]:
+    out = tuple(views.reshape(t, shape_of(t.shape)) for t in map(tensor, arys))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: object) -> Tensor | tuple[Tensor, ...]:
+    """Views with at least one axis (a 0-d tensor becomes shape (1,))."""
+    return _atleast(arys, lambda s: s or (1,))
+
+
+def atleast_2d(*arys: object) -> Tensor | tuple[Tensor, ...]:
+    """Views with at least two axes: (N,) becomes (1, N), as NumPy's."""
+    return _atleast(arys, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
+
+
+def atleast_3d(*arys: object) -> Tensor | tuple[Tensor, ...]:
+    """Views with at least three axes: (N,) is (1, N, 1), (M, N) is (M, N, 1)."""
+    return _atleast(arys, lambda s: s if len(s) >= 3 else
+                    {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}[len(s)])
+
+
+def ascontiguousarray(a: object, dtype: object = None) -> Tensor:
+    """`a` itself when it is already C-contiguous with at least one axis (as
+    NumPy, so writes through it show in `a`), else a contiguous copy."""
+    t = tensor(a)
+    if dtype is not None:
+        t = astype(t, dtype, copy=False)
+    return atleast_1d(t).contiguous()
 
 
 def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
@@ -255,7 +293,8 @@ def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tenso
     return [t[head + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-__all__ = ["broadcast_arrays", "broadcast_to", "concat", "concatenate", "expand_dims", "flip",
+__all__ = ["ascontiguousarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
+           "broadcast_to", "concat", "concatenate", "expand_dims", "flip",
            "hstack", "matrix_transpose", "moveaxis", "permute_dims", "ravel", "repeat",
            "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile", "transpose",
            "unstack", "vstack"]

@@ -2,13 +2,14 @@
 
 floor, ceil, trunc and rint are primitives (one instruction each on the
 CPU); the rest compose them exactly, so they fuse into one kernel with
-their neighbours. Integer and bool inputs keep their dtype, as NumPy 2 does.
+their neighbours. Integer and bool inputs keep their dtype in floor, ceil
+and trunc (and integers in round), as NumPy 2 does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from scheduler.dtypes import bool_
+from scheduler.dtypes import bool_, float32, float_result
 
 from .. import elementwise
 from ..fallback import numpy_fallback
@@ -21,6 +22,13 @@ _where, _apply = (lambda c, a, b: elementwise.apply("where", c, a, b)), elementw
 def _rounding(op: str, x: object) -> Tensor:
     t = tensor(x)
     return _apply(op if t.dtype.is_float else "copy", t)
+
+
+def rint(x: object, /) -> Tensor:
+    """Round half to even in a floating dtype: NumPy's rint of integers is
+    float64 (of bools float16, here float32), unlike its `round`."""
+    t = tensor(x)
+    return _apply("rint", elementwise.cast(t, float_result(t.dtype)))
 
 
 def floor(x: object, /) -> Tensor:
@@ -36,8 +44,11 @@ def trunc(x: object, /) -> Tensor:
 
 
 def round(x: object, /, decimals: int = 0) -> Tensor:
-    """Round half to even; with `decimals`, NumPy's rint(x * 10**d) / 10**d."""
+    """Round half to even; with `decimals`, NumPy's rint(x * 10**d) / 10**d.
+    Bools round as floats (float32; NumPy: float16)."""
     t = tensor(x)
+    if t.dtype.is_bool:
+        t = elementwise.cast(t, float32)
     if not t.dtype.is_float:
         if decimals >= 0:
             return _apply("copy", t)
@@ -78,4 +89,4 @@ def copysign(x1: object, x2: object, /) -> Tensor:
     return _apply("copysign", a, b)
 
 
-__all__ = ["ceil", "copysign", "floor", "round", "sign", "signbit", "trunc"]
+__all__ = ["ceil", "copysign", "floor", "rint", "round", "sign", "signbit", "trunc"]
