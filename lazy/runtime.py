@@ -107,6 +107,28 @@ def held() -> set[int]:
     return {id(b) for b in live_pending()}
 
 
+def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
+    """`realize`, except for one-element copies (views._element): the tensor
+    each one reads is realized instead (as reading a view of it did), and
+    the element is then copied out of its memory. So `a[i]` for every i of
+    a pending `a` costs one kernel, not one per element."""
+    elements, rest = [], []
+    for b in bufs:
+        node = b.node
+        (elements if node is not None and node.op == "copy" and node.arg == "element"
+         else rest).append(b)
+    for b in elements:
+        src = b.node.srcs[0][0]
+        if src.pending and all(src is not r for r in rest):
+            rest.append(src)
+    if rest:
+        realize(rest, cause, where, held)
+    for b in elements:
+        if b.pending:  # not taken by `rest`'s kernels already
+            (src, view), = b.node.srcs
+            b.array, b.node = src.array[view.offset:view.offset + 1].copy(), None
+
+
 def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     """Realize the given tensors, or every live pending tensor when none are given."""
     global _pending_nodes
@@ -114,9 +136,9 @@ def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     if tensors:
         bufs = list({id(t._buf): t._buf for t in tensors if t._buf.pending}.values())
         if bufs:
-            realize(bufs, _cause, where, held)
+            _realize(bufs, _cause, where)
         return
-    realize(live_pending(), _cause, where, held)
+    _realize(live_pending(), _cause, where)
     _pending_nodes = 0
 
 
@@ -131,4 +153,4 @@ def implicit_sync(t: "Tensor", what: str) -> None:
         raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
     if mode == "warn":
         warnings.warn(message, stacklevel=3)
-    realize([t._buf], f"implicit: {what}", where, held)
+    _realize([t._buf], f"implicit: {what}", where)

@@ -43,6 +43,13 @@ class Storage:
             runtime.track(self)
 
 
+class ElementStorage(Storage):
+    """The storage of one element `a[i, j]` (views._element): NumPy's scalar,
+    a copy. PyTorch's in-place methods on it raise: in PyTorch they would
+    write `a`, here they would silently write only the copy."""
+    __slots__ = ()
+
+
 class Tensor(ArrayProtocols):
     __slots__ = ("_storage", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
@@ -52,6 +59,20 @@ class Tensor(ArrayProtocols):
         t = object.__new__(cls)
         t._storage, t._view = Storage(buf), view
         return t
+
+    @classmethod
+    def _element(cls, buf: Buffer) -> "Tensor":
+        """A 0-d tensor over `buf`, one element copied (views._element)."""
+        t = object.__new__(cls)
+        t._storage, t._view = ElementStorage(buf), View.contiguous(())
+        return t
+
+    def _torch_inplace(self, name: str) -> "Tensor":
+        if type(self._storage) is ElementStorage:
+            raise RuntimeError(f"{name} on one element t[i, j] would change only a copy: an "
+                               f"element is a copy, as NumPy's scalar; write t[i, j] = value, or "
+                               f"take the 0-d view t[i, j, ...] (PyTorch's t[i, j])")
+        return self
 
     def _as(self, view: View) -> "Tensor":
         """Another view of the same storage."""
@@ -308,7 +329,11 @@ class Tensor(ArrayProtocols):
     def __gt__(self, o): return elementwise.apply("gt", self, o)
     def __ge__(self, o): return elementwise.apply("ge", self, o)
     def __neg__(self): return elementwise.apply("neg", self)
-    def __pos__(self): return elementwise.apply("copy", self)  # a new tensor, as NumPy
+    def __pos__(self):
+        """A new tensor, as NumPy's (PyTorch returns self); bool raises, as in both."""
+        if self.dtype.is_bool:
+            raise TypeError("unary + is not supported for bool tensors")
+        return elementwise.apply("copy", self)
     def __abs__(self): return elementwise.apply("abs", self)
     def __invert__(self): return elementwise.apply("invert", self)
     def __lshift__(self, o): return _shift("bitwise_left_shift", self, o)
@@ -349,17 +374,20 @@ class Tensor(ArrayProtocols):
     def __iand__(self, o): return mutation.inplace(self, "and", o)
     def __ior__(self, o): return mutation.inplace(self, "or", o)
     def __ixor__(self, o): return mutation.inplace(self, "xor", o)
-    def __ilshift__(self, o): return self.copy_(self << o)
-    def __irshift__(self, o): return self.copy_(self >> o)
-    def add_(self, o): return mutation.inplace(self, "add", o)
-    def sub_(self, o): return mutation.inplace(self, "sub", o)
-    def mul_(self, o): return mutation.inplace(self, "mul", o)
-    def div_(self, o): return mutation.inplace(self, "truediv", o)
-    def clamp_(self, min=None, max=None): return mutation.clamp_(self, min, max)
+    def __ilshift__(self, o): return mutation.copy_(self, self << o)
+    def __irshift__(self, o): return mutation.copy_(self, self >> o)
+    # PyTorch's in-place methods (the augmented operators above work on an
+    # element copy too: NumPy code's `x += 1` on a scalar only rebinds x)
+    def add_(self, o): return mutation.inplace(self._torch_inplace("add_"), "add", o)
+    def sub_(self, o): return mutation.inplace(self._torch_inplace("sub_"), "sub", o)
+    def mul_(self, o): return mutation.inplace(self._torch_inplace("mul_"), "mul", o)
+    def div_(self, o): return mutation.inplace(self._torch_inplace("div_"), "truediv", o)
+    def clamp_(self, min=None, max=None):
+        return mutation.clamp_(self._torch_inplace("clamp_"), min, max)
     clip_ = clamp_
-    def fill_(self, value): return mutation.fill_(self, value)
-    def zero_(self): return mutation.fill_(self, 0)
-    def copy_(self, src): return mutation.copy_(self, src)
+    def fill_(self, value): return mutation.fill_(self._torch_inplace("fill_"), value)
+    def zero_(self): return mutation.fill_(self._torch_inplace("zero_"), 0)
+    def copy_(self, src): return mutation.copy_(self._torch_inplace("copy_"), src)
 
     # -- advanced indexing (copies) ------------------------------------------
     def take(self, indices, axis=None): return indexing.take(self, indices, axis)

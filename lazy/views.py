@@ -271,12 +271,17 @@ def _element(t: Tensor) -> Tensor:
     """`a[i, j]`, an int for every axis: NumPy gives a scalar, a copy, so a
     later write to `a` does not show in it (`tmp = a[i]; a[i] = a[j]; a[j] =
     tmp` swaps). PyTorch gives a 0-d view; lazyrt follows NumPy, whose
-    programs it runs unchanged. A realized CPU element is copied now (no
-    kernel), a pending one by a copy node."""
+    programs it runs unchanged. A realized element is copied now (no kernel),
+    a pending one by a copy node marked "element": a sync realizes `a`
+    instead and copies the element out (runtime._realize), so the next
+    element read is a plain copy too."""
+    from . import runtime
     buf = t._buf
-    if buf.pending or buf.device != "cpu":
-        from .elementwise import apply
-        return apply("copy", t)
-    at = t._view.offset
-    return Tensor._wrap(Buffer.realized(buf.array[at:at + 1].copy(), "cpu", buf.dtype),
-                        View.contiguous(()))
+    if not buf.pending:
+        at = t._view.offset
+        return Tensor._element(Buffer.realized(buf.array[at:at + 1].copy(), buf.device,
+                                               buf.dtype))
+    out = Tensor._element(runtime.pending("copy", ((buf, t._view),), "element", buf.dtype, (),
+                                          buf.device))
+    runtime.count_node()
+    return out

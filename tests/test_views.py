@@ -203,6 +203,36 @@ def test_one_element_is_a_copy_as_numpy_scalars_are(pending):
     assert w.item() == 5.0 and zv.item() == 7.0
 
 
+def test_reading_every_element_of_a_pending_tensor_runs_one_kernel():
+    """`a[i]` of a pending `a` is a copy node; reading it realizes `a` (as
+    reading a view of it did) and copies the element out, so the loop does
+    not run, or recompute `a`, once per element."""
+    lazy.sync()
+    lazy.log.clear()
+    t = lazy.arange(50) * 2
+    assert [int(t[i]) for i in range(50)] == list(range(0, 100, 2))
+    assert [float(x) for x in lazy.arange(20) * 0.5] == [i * 0.5 for i in range(20)]
+    items = list(lazy.arange(30) + 1)  # 30 pending element copies, then one sync of all
+    lazy.sync()
+    assert [x.item() for x in items] == list(range(1, 31))
+    assert len(lazy.log) == 3 and lazy.log.counters.syncs == 3
+
+
+def test_pytorch_in_place_methods_on_one_element_raise():
+    """In PyTorch `t[1].fill_(9)` writes t; here t[1] is a copy, so it would
+    silently write nothing: it raises and names the two ways that work."""
+    t = lazy.asarray(np.arange(5.0))
+    for name, call in (("fill_", lambda x: x.fill_(9)), ("add_", lambda x: x.add_(1)),
+                       ("zero_", lambda x: x.zero_()), ("copy_", lambda x: x.copy_(x)),
+                       ("clamp_", lambda x: x.clamp_(0, 1))):
+        with pytest.raises(RuntimeError, match=rf"{name} on one element.*t\[i, j, \.\.\.\]"):
+            call(t[1])
+    x = t[3]
+    x += 50  # NumPy code's `x += 50` on a scalar: x only
+    t[2, ...].fill_(7)  # the 0-d view writes t
+    assert x.item() == 53.0 and t.tolist() == [0.0, 1.0, 7.0, 3.0, 4.0]
+
+
 # -- reshape / view / contiguous -------------------------------------------------------------
 def test_reshape_copies_when_strides_cannot_describe_it():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
