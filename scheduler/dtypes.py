@@ -61,13 +61,21 @@ class DType:
         except (TypeError, ValueError):
             return NotImplemented
 
-    __hash__ = object.__hash__  # a name equal to a dtype need not hash alike (nor in NumPy)
+    # By identity, for the op caches' speed; so a dict keyed by NumPy dtypes
+    # does not find a lazyrt dtype (docs/numpy.md: use `x.dtype.np`).
+    __hash__ = object.__hash__
 
     def __call__(self, value: object = 0) -> object:
         """As NumPy's scalar type: a NumPy scalar, or an array or tensor converted."""
         if hasattr(value, "astype") and not isinstance(value, np.generic):
             return value.astype(self.np)
         return self.np.type(value)
+
+    def __getattr__(self, name: str) -> object:
+        """NumPy's dtype attributes this one lacks (`type`, `char`, `str`, ...)."""
+        if name.startswith("_") or name == "np":
+            raise AttributeError(name)
+        return getattr(self.np, name)
 
     def __repr__(self) -> str:
         return f"lazy.{self.name}"

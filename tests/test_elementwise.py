@@ -473,6 +473,10 @@ def test_comparing_with_an_int_beyond_the_dtype_is_exact(dt):
                 assert got.dtype == lazy.bool and got.tolist() == want.tolist(), (v, op, left is t)
     with pytest.raises(OverflowError):
         t + 2**80
+    import lazy.numpy as lnp  # the scalar on the left (`v < t` reflects to `t > v`)
+    for v in (2**63, -2**63 - 1):
+        for name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+            assert getattr(lnp, name)(v, t).tolist() == getattr(np, name)(v, a).tolist()
 
 
 _MIRROR = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__le__": "__ge__",

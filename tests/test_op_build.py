@@ -129,6 +129,7 @@ def test_dtypes_compare_print_and_call_as_numpy_dtypes():
     assert str(t.dtype) == f"{t.dtype}" == "float32" and repr(t.dtype) == "lazy.float32"
     assert np.dtype(lazy.int32) == np.int32 and np.zeros(2, lazy.int64).dtype == np.int64
     assert {lazy.float32: 1}[t.dtype] == 1  # still hashed by identity
+    assert t.dtype.type is np.float32 and t.dtype.char == "f" and t.dtype.str == "<f4"
     s = lnp.float32(1.5)
     assert type(s) is np.float32 and s == 1.5 and type(lnp.bool(0)) is np.bool_
     c = lnp.int64(t)

@@ -213,3 +213,5 @@ def test_unary_plus_is_a_new_tensor():
     b = +a
     b[0] = 9
     assert b is not a and a.tolist() == [1.0, 2.0] and b.tolist() == [9.0, 2.0]
+    with pytest.raises(TypeError, match="bool"):
+        +lazy.asarray(np.array([True]))
