@@ -117,9 +117,11 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
         node = b.node
         (elements if node is not None and node.op == "copy" and node.arg == "element"
          else rest).append(b)
+    wanted = {id(b) for b in rest}
     for b in elements:
         src = b.node.srcs[0][0]
-        if src.pending and all(src is not r for r in rest):
+        if src.pending and id(src) not in wanted:
+            wanted.add(id(src))
             rest.append(src)
     if rest:
         realize(rest, cause, where, held)
