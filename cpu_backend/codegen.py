@@ -166,6 +166,13 @@ class _Gen:
             base = self.add(base, self.mul(i, s))
         return base
 
+    def _divisor(self, n: ir.Value) -> ir.Value:
+        """`n`, or 1 where it is 0. A zero extent means an empty range, whose
+        first-row index is never used, but LLVM may hoist the division above
+        the emptiness check, and x86 traps on division by zero (SIGFPE)."""
+        return self.b.select(self.b.icmp_unsigned("==", n, ir.Constant(I64, 0)),
+                             ir.Constant(I64, 1), n)
+
     def loop_range(self, start: ir.Value, end: ir.Value, shape: list[ir.Value],
                    carry: list[ir.Value], row_fn: RowFn, elem_fn: ElemFn,
                    versions: tuple = (), check: Callable | None = None,
@@ -185,9 +192,11 @@ class _Gen:
         multi = len(shape) > 1  # else one row: the range already lies inside it
         if multi:  # the first row's multi-index; later rows step it (no division per row)
             n_last = shape[-1]
-            row, col0 = b.udiv(start, n_last), b.urem(start, n_last)
+            last = self._divisor(n_last)
+            row, col0 = b.udiv(start, last), b.urem(start, last)
             idx0 = []
             for n in reversed(shape[1:-1]):
+                n = self._divisor(n)
                 idx0.append(b.urem(row, n))
                 row = b.udiv(row, n)
             idx0 = [row] + idx0[::-1]

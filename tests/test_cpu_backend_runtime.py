@@ -19,7 +19,7 @@ from scheduler.ops import REDUCTIONS
 from scheduler.view import View
 
 from cpu_backend_helpers import (BE, BE_TILED, assert_same, contiguous_kernel, reduce_kernel,
-                                 run_both, run_flat, values)
+                                 run_both, run_flat, run_reduce, values)
 from ir_strategies import binop, unop  # noqa: E402
 
 # NumPy warns about NaN/overflow casts inside the reference; that is expected here.
@@ -541,3 +541,17 @@ def test_reversed_rows_are_a_fixed_stride_and_vectorize(n):
     out[::-1] = x * 3
     lazy.sync(out)
     np.testing.assert_array_equal(out.numpy(), (xn * 3)[::-1])
+
+
+@pytest.mark.parametrize("shape, n_reduce", [((5, 2, 0), 2), ((5, 0, 0), 2), ((1, 2, 0), 2),
+                                             ((5, 3, 2, 0), 3), ((5, 2, 0, 3), 3)])
+@pytest.mark.parametrize("backend", [BE, BE_TILED], ids=["auto", "tiled"])
+def test_a_reduce_range_of_several_axes_that_is_empty(shape, n_reduce, backend):
+    """The first row's index of a flat range divides by the extents: with a
+    zero among them, the tiled order divided by zero before checking that
+    the range was empty (SIGFPE, found by a randomized run of
+    test_random_reduction). The identity comes out instead."""
+    for op, d in (("sum", float64), ("sum", int32), ("logsumexp", float32)):
+        ours, ref = run_reduce(reduce_kernel(op, d, n_reduce, len(shape), inner=None), shape,
+                               np.zeros(0, d.np), backend)
+        assert_same(ours, ref)
