@@ -107,6 +107,14 @@ def held() -> set[int]:
     return {id(b) for b in live_pending()}
 
 
+ELEMENT = "element"  # the arg of a copy node that is one element `a[i, j]` (views._element)
+
+
+def element_array(buf: Buffer, offset: int) -> Any:
+    """The element at `offset` of realized `buf`, copied out (NumPy or CuPy memory)."""
+    return buf.array[offset:offset + 1].copy()
+
+
 def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
     """`realize`, except for one-element copies (views._element): the tensor
     each one reads is realized instead (as reading a view of it did), and
@@ -115,7 +123,7 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
     elements, rest = [], []
     for b in bufs:
         node = b.node
-        (elements if node is not None and node.op == "copy" and node.arg == "element"
+        (elements if node is not None and node.op == "copy" and node.arg == ELEMENT
          else rest).append(b)
     wanted = {id(b) for b in rest}
     for b in elements:
@@ -128,7 +136,7 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
     for b in elements:
         if b.pending:  # not taken by `rest`'s kernels already
             (src, view), = b.node.srcs
-            b.array, b.node = src.array[view.offset:view.offset + 1].copy(), None
+            b.array, b.node = element_array(src, view.offset), None
 
 
 def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:

@@ -278,10 +278,9 @@ def _element(t: Tensor) -> Tensor:
     from . import runtime
     buf = t._buf
     if not buf.pending:
-        at = t._view.offset
-        return Tensor._element(Buffer.realized(buf.array[at:at + 1].copy(), buf.device,
-                                               buf.dtype))
-    out = Tensor._element(runtime.pending("copy", ((buf, t._view),), "element", buf.dtype, (),
-                                          buf.device))
+        return Tensor._element(Buffer.realized(runtime.element_array(buf, t._view.offset),
+                                               buf.device, buf.dtype))
+    out = Tensor._element(runtime.pending("copy", ((buf, t._view),), runtime.ELEMENT, buf.dtype,
+                                          (), buf.device))
     runtime.count_node()
     return out
