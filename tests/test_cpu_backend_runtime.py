@@ -326,11 +326,12 @@ def _in_place(k: Kernel, launch: Launch, x: np.ndarray, expect: np.ndarray, be,
 
 
 @pytest.mark.parametrize("n", [7, 1000, 300_001])
-def test_in_place_identical_views(n):
+def test_in_place_identical_views(n, tmp_path):
     """x[1:n-1] = x[1:n-1] * 2 + 1 and x[::3] = -x[::3] in place (each element is
     read where it is written): no noalias assumption, vectorized or threaded."""
     rng = np.random.default_rng(14)
-    for be in (BE, CPUBackend(num_threads=4)):
+    jit = JIT(cache_dir=tmp_path)  # its own: other tests' variants would show in c.variants
+    for be in (CPUBackend(jit=jit), CPUBackend(num_threads=4, jit=jit)):
         for d in (float64, int32):
             x = values(rng, d, n, special=False)
             e = binop("add", binop("mul", Load(0, d), Scalar(0, d)), Scalar(1, d))
@@ -357,12 +358,13 @@ def test_in_place_identical_views(n):
 
 
 @pytest.mark.parametrize("n", [8, 1000, 300_000])
-def test_in_place_disjoint_views(n):
+def test_in_place_disjoint_views(n, tmp_path):
     """x[::2] = x[1::2] * 3 (interleaved, stride 2 both ways) and x[:h] = x[h:]
     and x[h:] = x[:h] + 1 (a short distance apart when small) in place."""
     rng = np.random.default_rng(15)
     h = n // 2
-    for be in (BE, CPUBackend(num_threads=4)):
+    jit = JIT(cache_dir=tmp_path)  # its own: other tests' variants would show in c.variants
+    for be in (CPUBackend(jit=jit), CPUBackend(num_threads=4, jit=jit)):
         x = values(rng, float32, n, special=False)
         e = binop("mul", Load(0, float32), Scalar(0, float32))
         k = Kernel(1, 0, (Input(float32),), (float32,), None, (Output(float32, e),))
