@@ -278,8 +278,8 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
         nblk = b.select(fits, b.udiv(b.sub(cnt, head), c(block)), c(0))
         tail = g.add(head, g.mul(nblk, c(block)))
 
-        def one_block(q, _):
-            lo = g.add(head, g.mul(q, c(block)))
+        def one_block(_, carry):  # `lo` carried, not q * block: no multiply per block
+            lo, = carry
             at = shifted(state, lo, tag)
             at[nin] = Ptr(tmp)
             g.counted_loop(_ZERO, c(block), [], lambda j, cy: elem(at, j, cy, tag))
@@ -288,8 +288,8 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
                 src = b.bitcast(b.gep(tmp, [c(v * lanes)], inbounds=True), vec.as_pointer())
                 dst = b.bitcast(b.gep(out, [c(v * lanes)], inbounds=True), vec.as_pointer())
                 b.store(b.load(src, align=64), dst, align=64).set_metadata("nontemporal", nt)
-            return []
-        g.counted_loop(_ZERO, nblk, [], one_block)
+            return [g.add(lo, c(block))]
+        g.counted_loop(_ZERO, nblk, [head], one_block)
 
         def direct(seg, _):  # segment 0: [0, head); segment 1: [tail, cnt)
             first = b.icmp_signed("==", seg, _ZERO)
