@@ -7,11 +7,13 @@ from __future__ import annotations
 import math
 import threading
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
 from cpu_backend import CPUBackend
-from cpu_backend.jit import JIT
+from cpu_backend.jit import JIT, without_lsr
+from cpu_backend.keys import structural_key
 from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64
 from scheduler.kernel_ir import (Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
                                  Reduced, Scalar, postorder)
@@ -48,6 +50,29 @@ def test_compile_once_per_structure(tmp_path):
     k3 = contiguous_kernel(lambda x, y: binop("mul", x, y), [float32, float32], float32)
     assert be.compile(k3)[1].new == "new structure"
     assert len(be.jit) == 5
+
+
+def test_code_generation_skips_lsr_and_restores_the_option(tmp_path):
+    """The JIT generates code without Loop Strength Reduction (jit.without_lsr),
+    both the object it runs (here: as stored in the disk cache) and the
+    assembly it shows, and sets LLVM's process-wide option back to its
+    default: code that another llvmlite user generates afterwards is what it
+    was before."""
+    jit = JIT(cache_dir=tmp_path)
+    k = contiguous_kernel(lambda x, y: binop("add", x, y), [float32, float32], float32)
+    optimized = str(jit.optimize(jit.ir(k)))
+
+    def elsewhere(emit) -> str | bytes:  # another llvmlite user's code generation
+        return emit(llvm.parse_assembly(optimized))
+    asm, obj = elsewhere(jit.tm.emit_assembly), elsewhere(jit.tm.emit_object)
+    assert jit.assembly(k) != asm  # LSR rewrites this loop's addressing
+    jit.compile(k)
+    ran = jit.disk.load(jit.disk.key(structural_key(k)))
+    assert ran is not None and ran != obj
+    with without_lsr():
+        assert ran == elsewhere(jit.tm.emit_object)
+    jit.compile(reduce_kernel("sum", float32))
+    assert (elsewhere(jit.tm.emit_assembly), elsewhere(jit.tm.emit_object)) == (asm, obj)
 
 
 def test_concurrent_compile_is_single(tmp_path):
