@@ -1,0 +1,125 @@
+"""Run time with and without Loop Strength Reduction, in one process.
+
+    python benchmarks/lsr_ab.py [--rounds 21] [--same]
+
+lazyrt generates code without LSR (cpu_backend/jit.py, `without_lsr`). This
+compiles every workload's kernels a second time, in a JIT that lets LLVM run
+LSR, and sends each launch to one or the other address, alternating A-B and
+B-A per round, so that both see the same load. It prints kernel-time medians
+and "off / on" (> 1: slower without LSR). `--same` compiles the second set
+without LSR too: every ratio should then be 1.00 within noise, which checks
+the harness itself (a variant mapped to the wrong twin once made "B" look
+20-45% slower). docs/performance.md, "Compile latency without LSR", has
+results.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import lazy  # noqa: E402
+from cpu_backend import jit as J  # noqa: E402
+from scheduler.backends import _llvm  # noqa: E402
+from workloads import w2_lazy  # noqa: E402
+
+
+class WithLSR(J.JIT):
+    """A JIT whose code generation runs LLVM's LSR (the default without lazyrt)."""
+
+    def _build(self, kernel, key, variant):
+        saved, J.without_lsr = J.without_lsr, contextlib.nullcontext
+        try:
+            return super()._build(kernel, key, variant)
+        finally:
+            J.without_lsr = saved
+
+
+def workloads() -> dict:
+    rng = np.random.default_rng(0)
+
+    def f32(*s):
+        return lazy.asarray(rng.standard_normal(s, dtype=np.float32))
+    X, A, Y = f32(10_000_000, 2), f32(4096, 4096), f32(100_000, 128)
+    a, b, c = f32(10_000_000), f32(10_000_000), f32(10_000_000)
+    b20, c20 = f32(20_000_000), f32(20_000_000)
+    P = lazy.asarray(rng.uniform(0.1, 10, 4_000_000).astype(np.float32))
+    Q = lazy.asarray(rng.uniform(-3, 3, 4_000_000).astype(np.float32))
+    return {
+        "W1": lambda: X[:, 0] ** 2 + X[:, 1] ** 3,
+        "W2": lambda: w2_lazy(a, b, c),
+        "W3 row sum": lambda: A.sum(axis=1),
+        "W3 full sum": lambda: A.sum(),
+        "column sum": lambda: A.sum(axis=0),
+        "W4 softmax": lambda: (lambda e: e / e.sum(axis=1, keepdims=True))(
+            lazy.exp(A - A.max(axis=1, keepdims=True))),
+        "W5 A + A.T": lambda: A + A.T,
+        "W8 triad": lambda: b20 + 3.0 * c20,
+        "argmax rows": lambda: A.argmax(axis=1),
+        "reversed": lambda: A[::-1, ::-1] * 2,
+        "stride 2": lambda: X[:, 0] * 2,
+        "rows of 37": lambda: Y[:, 5:42] * 2 + 1,
+        "float pow": lambda: P ** Q,
+    }
+
+
+def twin_addresses(jit: J.JIT, other: J.JIT) -> dict[int, int]:
+    """address in `jit` -> the same kernel's (and variant's) address in `other`.
+    Variants are cache entries of their own; they are reached through their
+    base entry, never mapped to the other JIT's base kernel."""
+    variants = {id(v) for c in jit._cache.values() for v in c.variants.values()}
+    twins = {}
+    for c in list(jit._cache.values()):
+        if id(c) in variants:
+            continue
+        t, _ = other.compile(c.kernel)
+        twins[c.address] = t.address
+        for variant, v in c.variants.items():
+            twins[v.address] = other.variant(t, variant).address
+    return twins
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=21)
+    p.add_argument("--same", action="store_true", help="second JIT also without LSR (harness check)")
+    args = p.parse_args()
+    backend = _llvm()[0]
+    work = workloads()
+    for f in work.values():  # compile, and make the variants each launch uses
+        lazy.sync(f())
+        lazy.sync(f())
+    other = (J.JIT if args.same else WithLSR)(tempfile.mkdtemp(prefix="lazyrt-lsr-ab-"))
+    twins = twin_addresses(backend.jit, other)
+    pool, launch = backend.launcher.pool, backend.launcher.pool.launch
+    use_twin, spent = [False], []
+
+    def timed_launch(fn, record, buffers):
+        t0 = time.perf_counter()
+        launch(twins.get(fn, fn) if use_twin[0] else fn, record, buffers)
+        spent.append(time.perf_counter() - t0)
+    pool.launch = timed_launch
+    label = "B: also without LSR" if args.same else "B: with LSR"
+    print(f"kernel ms, medians of {args.rounds}; A: lazyrt (without LSR), {label}")
+    for name, f in work.items():
+        t: dict[bool, list[float]] = {False: [], True: []}
+        for r in range(args.rounds):
+            for twin in ((False, True) if r % 2 else (True, False)):
+                use_twin[0] = twin
+                spent.clear()
+                lazy.sync(f())
+                t[twin].append(sum(spent) * 1e3)
+        off, on = statistics.median(t[False]), statistics.median(t[True])
+        print(f"  {name:12s} A {off:7.2f}  B {on:7.2f}  A/B {off / on:5.3f}", flush=True)
+    pool.launch = launch
+
+
+if __name__ == "__main__":
+    main()
