@@ -6,11 +6,11 @@ lazyrt generates code without LSR (cpu_backend/jit.py, `without_lsr`). This
 compiles every workload's kernels a second time, in a JIT that lets LLVM run
 LSR, and sends each launch to one or the other address, alternating A-B and
 B-A per round, so that both see the same load. It prints kernel-time medians
-and "off / on" (> 1: slower without LSR). `--same` compiles the second set
-without LSR too: every ratio should then be 1.00 within noise, which checks
-the harness itself (a variant mapped to the wrong twin once made "B" look
-20-45% slower). docs/performance.md, "Compile latency without LSR", has
-results.
+and A/B (A: lazyrt's code, without LSR; > 1: slower without). `--same`
+compiles the second set without LSR too: every ratio should then be 1.00
+within noise, which checks the harness itself (a variant mapped to the wrong
+twin once made "B" look 20-45% slower). docs/performance.md, "Compile
+latency without LSR", has results.
 """
 from __future__ import annotations
 
