@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazy  # noqa: E402
 from cpu_backend import jit as J  # noqa: E402
 from scheduler.backends import _llvm  # noqa: E402
-from workloads import w2_lazy  # noqa: E402
+from workloads import rng_f32, w2_lazy  # noqa: E402
 
 
 class WithLSR(J.JIT):
@@ -43,13 +43,11 @@ class WithLSR(J.JIT):
 
 
 def workloads() -> dict:
-    rng = np.random.default_rng(0)
-
-    def f32(*s):
-        return lazy.asarray(rng.standard_normal(s, dtype=np.float32))
-    X, A, Y = f32(10_000_000, 2), f32(4096, 4096), f32(100_000, 128)
-    a, b, c = f32(10_000_000), f32(10_000_000), f32(10_000_000)
-    b20, c20 = f32(20_000_000), f32(20_000_000)
+    X, A, Y = (lazy.asarray(rng_f32(i, *s)) for i, s in
+               enumerate([(10_000_000, 2), (4096, 4096), (100_000, 128)]))
+    a, b, c, b20, c20 = (lazy.asarray(rng_f32(3 + i, n)) for i, n in
+                         enumerate([10_000_000] * 3 + [20_000_000] * 2))
+    rng = np.random.default_rng(8)
     P = lazy.asarray(rng.uniform(0.1, 10, 4_000_000).astype(np.float32))
     Q = lazy.asarray(rng.uniform(-3, 3, 4_000_000).astype(np.float32))
     return {
