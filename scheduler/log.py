@@ -119,10 +119,12 @@ class Log:
         self._emit(rec)
 
     def note(self, text: str) -> None:
-        """Record a one-off finding (such as which device is the default, and why)."""
+        """Record a one-off finding (such as which device is the default, and
+        why): kept and printed the first time only, however often it is found."""
         with self._lock:
-            if text not in self.notes:
-                self.notes.append(text)
+            if text in self.notes:
+                return
+            self.notes.append(text)
         self._emit(f"[lazy] {text}")
 
     def _emit(self, rec: KernelRecord | SyncRecord | str) -> None:

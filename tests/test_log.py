@@ -1,6 +1,7 @@
 """The backend-selection log: fields, table, JSON, counters, outputs."""
 import json
 import logging
+import re
 import subprocess
 import sys
 import textwrap
@@ -62,12 +63,36 @@ def test_log_is_callable_as_natural_logarithm():
     np.testing.assert_allclose(lazy.log(x).numpy(), np.log([1.0, np.e, 10.0]))
 
 
-def test_records_go_to_python_logging(caplog):
+KERNEL_LINE = re.compile(
+    r"\[lazy\] sync (\d+) (e\d+_\w+) on cpu/llvm \((.+)\); cache (hit|miss.*|disk); "
+    r"compile \d+\.\d\d ms, run \d+\.\d\d ms, (\d+) B; ops (.+)$")
+SYNC_LINE = re.compile(
+    r"\[lazy\] sync (\d+) \((.+)\) at (\S+): (\d+) nodes, (\d+) merged, (\d+) folded"
+    r"(, \d+ rewritten)? -> (\d+) kernels in \d+\.\d\d ms \(schedule (hit|miss)\)$")
+
+
+def test_records_go_to_python_logging(caplog, monkeypatch):
+    """Each record is one line to the `lazy` logger, in the documented format
+    (docs/log.md); a note such as the default device is printed once."""
+    from scheduler.log import log as the_log
+    monkeypatch.setattr(the_log, "notes", [])
     with caplog.at_level(logging.INFO, logger="lazy"):
-        lazy.sync(lazy.rand(3) * 2)
-    text = caplog.text
-    assert "sync 1" in text or "[lazy] sync" in text
-    assert "llvm" in text
+        for _ in range(2):
+            lazy.sync(lazy.rand(3) * 2)  # a creation with no device named: the note
+            line = sys._getframe().f_lineno - 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "lazy"]
+    notes = [ln for ln in lines if ln.startswith("[lazy] default device: cpu (")]
+    assert len(notes) == 1 and the_log.notes == [notes[0][len("[lazy] "):]]
+    kernels = [KERNEL_LINE.match(ln) for ln in lines if " on cpu/" in ln]
+    syncs = [SYNC_LINE.match(ln) for ln in lines if ") at " in ln]
+    assert len(lines) == 1 + len(kernels) + len(syncs) and len(syncs) == 2
+    assert all(kernels) and all(syncs), lines
+    recs, srecs = list(lazy.log), lazy.log.syncs
+    assert [m.group(1, 2, 4, 5) for m in kernels] == \
+        [(str(r.sync_id), r.kernel, r.cache, str(r.nbytes)) for r in recs]
+    assert [m.group(1, 2, 3, 8, 9) for m in syncs] == \
+        [(str(r.id), r.cause, r.where, str(r.kernels), r.schedule) for r in srecs]
+    assert srecs[0].where == f"test_log.py:{line}"
 
 
 def test_lazy_log_env_prints_records_to_stderr(tmp_path):
