@@ -11,7 +11,8 @@ pytestmark = pytest.mark.usefixtures("fresh_log")
 
 
 def data(*shape):
-    """Ready-made inputs (random tensors are drawn, and logged, at creation)."""
+    """Ready-made inputs: not random tensors, which are lazy ops themselves
+    (their kernels would show in the log this module reads)."""
     return lazy.asarray(np.random.default_rng(0).random(shape, dtype=np.float32))
 
 
