@@ -84,7 +84,7 @@ def test_inplace_operator_vs_numpy(name, method, sym, dtype):
     ("bool", "__itruediv__", True),
 ])
 def test_inplace_dtype_errors_where_torch_raises(dtype, op, value):
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.ones((2, 3), dtype=dtype)
     tt = torch.from_numpy(a.copy())
     t = lazy.tensor(a)
@@ -100,7 +100,7 @@ def test_inplace_dtype_errors_where_torch_raises(dtype, op, value):
 
 
 def test_clamp_and_fill_dtype_and_shape_rules_as_torch():
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.array([1, 2, 3])
     # clamp_ of an int tensor with float bounds would need a float result: PyTorch (and
     # NumPy's clip with out=) refuse
@@ -132,7 +132,7 @@ def test_clamp_and_fill_dtype_and_shape_rules_as_torch():
 ])
 def test_inplace_downcast_within_kind_is_allowed(dtype, op, value):
     """same_kind casts back are fine (NumPy and PyTorch): int32 += int64 stays int32."""
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.arange(1, 7, dtype=dtype).reshape(2, 3)
     b = np.arange(2, 8).reshape(2, 3).astype(value)
     tt = torch.from_numpy(a.copy())
@@ -144,7 +144,7 @@ def test_inplace_downcast_within_kind_is_allowed(dtype, op, value):
 
 
 def test_inplace_methods_vs_torch():
-    torch = pytest.importorskip("torch")
+    import torch
     rng = np.random.default_rng(4)
     a = sample((4, 5), "float32", rng)
     b = sample((5,), "float32", rng, positive=True)
@@ -166,7 +166,7 @@ def test_inplace_methods_vs_torch():
 
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_copy_casts_and_broadcasts_like_torch(dtype):
-    torch = pytest.importorskip("torch")
+    import torch
     for src_dtype in DTYPE_NAMES:
         _check_copy_cast(torch, dtype, src_dtype)
 

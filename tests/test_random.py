@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import subprocess
 import sys
 
@@ -334,7 +333,6 @@ def _cuda_cases():
     return cases_from("random", made)
 
 
-@pytest.mark.skipif(not emulator.have_nvrtc(), reason="CuPy's NVRTC is not installed")
 def test_cuda_random_sources_compile_with_nvrtc():
     from cuda_backend.codegen import generate
     from cuda_backend.nvrtc import ARCHS
@@ -347,8 +345,6 @@ def test_cuda_random_sources_compile_with_nvrtc():
 
 
 def test_cuda_random_under_emulation_matches_reference():
-    if shutil.which(emulator.CXX) is None:
-        pytest.skip(f"no C++ compiler ({emulator.CXX})")
     from cuda_backend.codegen import generate
     cases = _cuda_cases()
     lib = emulator.build(list({s.name: s for s in (generate(c.kernel) for c in cases)}.values()))

@@ -439,7 +439,7 @@ TORCH_VIEWS = [
 
 @pytest.mark.parametrize("name, shape, fn", TORCH_VIEWS, ids=[c[0] for c in TORCH_VIEWS])
 def test_view_layout_and_write_match_torch(name, shape, fn):
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
     tb = torch.from_numpy(a.copy())
     lb = lazy.tensor(a)
@@ -467,7 +467,7 @@ def test_view_layout_and_write_match_torch(name, shape, fn):
     ("expand_view", (3, 4), lambda t: t[:, 1:2].expand(3, 5)),
 ])
 def test_expand_layout_matches_torch_and_writes_raise(name, shape, fn):
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     tb, lb = torch.from_numpy(a.copy()), lazy.tensor(a)
     tv, lv = fn(tb), fn(lb)
@@ -489,7 +489,7 @@ def test_expand_layout_matches_torch_and_writes_raise(name, shape, fn):
 ])
 def test_as_strided_overlapping_windows(size, stride, offset):
     """Layout as PyTorch; writing into overlapping windows raises (documented)."""
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.arange(12, dtype=np.int64)
     tv = torch.from_numpy(a.copy()).as_strided(size, stride, offset)
     t = lazy.tensor(a)
@@ -510,7 +510,7 @@ def test_as_strided_overlapping_windows(size, stride, offset):
 
 
 def test_unfold_overlapping_reads_and_sees_writes():
-    torch = pytest.importorskip("torch")
+    import torch
     a = np.arange(8, dtype=np.float32)
     tb, lb = torch.from_numpy(a.copy()), lazy.tensor(a)
     tv, lv = tb.unfold(0, 3, 1), lb.unfold(0, 3, 1)
