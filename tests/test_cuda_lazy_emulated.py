@@ -4,7 +4,7 @@ Everything runs for real except the GPU: `lazy` builds the graph, the
 scheduler fuses and plans it and picks the CUDA backend, CUDABackend
 generates CUDA C and compiles it with NVRTC to an sm_80 cubin (disk cache
 included), binds the arguments and plans the launch; transfers go through
-`cuda_backend.to_device`/`to_host`/`device_view`, matmul through
+`cuda_backend.to_device`/`to_host`/`device_view` (DLPack export too), matmul through
 `cuda_backend.run_extern`. Only CuPy is replaced, by `tests/cuda_emu/fake_cupy.py`:
 device arrays hold NumPy memory but refuse implicit conversion to NumPy (as
 CuPy's do), and each kernel launch runs the generated CUDA C under the host
@@ -293,6 +293,47 @@ def test_transfer_of_views(cuda):
     assert {d for d, _ in copies()} == {"cpu->cuda", "cuda->cpu"}
     assert lazy.log.counters.transfers == len(copies())
     assert lazy.log.counters.transfer_bytes == sum(n for _, n in copies())
+
+
+class _HostCapsule:
+    """Hands a capsule already made to np.from_dlpack as host memory (which the
+    fake's device memory is), so the test can read what was exported."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+
+def test_dlpack_export_of_a_cuda_tensor(cuda):
+    """`__dlpack__` of a pending cuda tensor syncs it (logged as implicit), then
+    exports CuPy's view of the device buffer with the tensor's strides and offset,
+    no copy; asked for on the CPU it is a logged host copy, refused under
+    copy=False. (tests/test_interop.py does the same with a GPU, through CuPy.)"""
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    t = (on_cuda(a) * 2)[1:, ::-2]
+    lazy.log.clear()
+    cap = t.__dlpack__(stream=None, max_version=(1, 0))
+    assert [(r.cause, r.backend) for r in lazy.log] == [("implicit: __dlpack__", "cuda")]
+    assert fake_cupy.exports == [dict(stream=None, max_version=(1, 0), dl_device=None,
+                                      copy=None)]
+    assert t.__dlpack_device__() == (2, 0)
+    got = np.from_dlpack(_HostCapsule(cap))
+    np.testing.assert_array_equal(got, (a * 2)[1:, ::-2])
+    storage = t._buf.array._a
+    assert got.strides == (24, -8) and np.shares_memory(got, storage)
+    assert got.__array_interface__["data"][0] == storage[6 + 5:].__array_interface__["data"][0]
+    lazy.log.clear()
+    on_host = np.from_dlpack(_HostCapsule(t.__dlpack__(dl_device=(1, 0), max_version=(1, 0))))
+    np.testing.assert_array_equal(on_host, (a * 2)[1:, ::-2])
+    assert not np.shares_memory(on_host, storage) and len(fake_cupy.exports) == 1
+    assert [r.backend for r in lazy.log] == ["copy"]
+    with pytest.raises(BufferError, match="copy=False"):
+        t.__dlpack__(dl_device=(1, 0), copy=False)
 
 
 def test_transfer_nbytes_of_a_view_counts_the_view(cuda):

@@ -34,6 +34,7 @@ compiled: list[str] = []  # kernel names loaded
 launches: list[str] = []  # kernel names launched (install_device)
 h2d_bytes = 0  # bytes copied host -> device (asarray of host data)
 d2h_bytes = 0  # bytes copied device -> host (.get())
+exports: list[dict] = []  # the arguments of each DeviceArray.__dlpack__ call
 
 
 class DeviceArray:
@@ -98,6 +99,20 @@ class DeviceArray:
 
     def item(self):
         return self._a.item()
+
+    @property
+    def device(self):  # CuPy's Device: only its id is read
+        return types.SimpleNamespace(id=0)
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """CuPy's export. The emulated device memory is host memory, so the capsule
+        is NumPy's over the same memory, and the arguments are kept in `exports`."""
+        exports.append(dict(stream=stream, max_version=max_version, dl_device=dl_device,
+                            copy=copy))
+        return self._a.__dlpack__(max_version=max_version, copy=copy)
 
     def __repr__(self):
         return f"DeviceArray({self._a!r})"
@@ -265,6 +280,7 @@ def install_device(monkeypatch) -> types.ModuleType:
     monkeypatch.setattr(mod, "STRICT", True)
     monkeypatch.setattr(mod, "ndarray", DeviceArray)
     launches.clear()
+    exports.clear()
     h2d_bytes = d2h_bytes = syncs = 0
     generated = backend.CUDABackend.generated
 
