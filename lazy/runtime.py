@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.config import config
 from scheduler.dtypes import DType
-from scheduler.graph import Buffer, Node, Site, user_location, user_site
+from scheduler.graph import Buffer, Node, Site, user_location, user_site, user_stacklevel
 from scheduler.realize import realize
 from scheduler.view import View
 
@@ -162,5 +162,5 @@ def implicit_sync(t: "Tensor", what: str) -> None:
     if mode == "error":
         raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
     if mode == "warn":
-        warnings.warn(message, stacklevel=3)
+        warnings.warn(message, stacklevel=user_stacklevel())
     _realize([t._buf], f"implicit: {what}", where)

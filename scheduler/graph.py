@@ -59,6 +59,16 @@ def user_site() -> Site:
     return None, 0
 
 
+def user_stacklevel() -> int:
+    """`warnings.warn`'s stacklevel, for the function calling this one, that
+    attributes the warning to the innermost frame outside lazyrt's packages:
+    the user's warning filters (by module and line) then apply to it."""
+    f, level = sys._getframe(1), 1
+    while f is not None and _user_name(f.f_code.co_filename) is None:
+        f, level = f.f_back, level + 1
+    return level
+
+
 def location(code: CodeType | None, line: int) -> str:
     """`file:line` of a `user_site`."""
     return "<unknown>" if code is None else f"{_user_name(code.co_filename)}:{line}"

@@ -1,4 +1,6 @@
 """Deferred execution: nothing runs before a sync; what each sync does."""
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -81,8 +83,15 @@ def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
 def test_implicit_sync_warn_and_error(monkeypatch):
     t = lazy.arange(3) + 1
     monkeypatch.setenv("LAZY_IMPLICIT_SYNC", "warn")
-    with pytest.warns(UserWarning, match=r"implicit sync: numpy\(\) at test_sync.py:\d+"):
+    with pytest.warns(UserWarning, match=r"implicit sync: numpy\(\) at test_sync.py:\d+") as w:
         t.numpy()
+    line = sys._getframe().f_lineno - 1
+    # attributed to this line, as the message says, so a filter on the user's module applies
+    assert [(os.path.basename(r.filename), r.lineno) for r in w] == [("test_sync.py", line)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="implicit sync", module="test_sync")
+        with pytest.raises(UserWarning):
+            (lazy.arange(3) + 3).numpy()
     u = lazy.arange(3) + 2
     monkeypatch.setenv("LAZY_IMPLICIT_SYNC", "error")
     with pytest.raises(lazy.ImplicitSyncError, match="tolist"):
