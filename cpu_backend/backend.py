@@ -154,26 +154,6 @@ class CPUBackend:
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)
 
-    def cost(self, kernel: Kernel, launch: Launch) -> float:
-        """Rough ns: ~5 us call overhead + bytes at ~8 GB/s per thread + ~0.3 ns
-        per element (transcendentals and strided/chained loads cost more)."""
-        full = math.prod(launch.shape)
-        out = math.prod(launch.shape[: kernel.n_out])
-        nbytes = sum(i.dtype.itemsize * (full if i.space == "full" else out)
-                     for i in kernel.inputs if not i.iota)
-        nbytes += sum(o.dtype.itemsize * out for o in kernel.outputs)
-        roots = ([kernel.reduce.expr] if kernel.reduce else []) + [o.expr for o in kernel.outputs]
-        roots += [o.pos for o in kernel.outputs if o.pos is not None]
-        nodes = postorder(roots)
-        heavy = sum(1 for e in nodes if isinstance(e, Op) and e.name in _HEAVY)
-        gathers = sum(1 for e in nodes if isinstance(e, Gather))
-        gathers += sum(1 for o in kernel.outputs if o.pos is not None)
-        chained = sum(len(i.chain) for i in kernel.inputs)
-        per_elem = 0.3 + 4.0 * heavy + 3.0 * chained + 2.0 * gathers
-        in_order = any(o.pos is not None for o in kernel.outputs)
-        threads = self.launcher.threads if full >= (1 << 16) and not in_order else 1
-        return 5000.0 + (nbytes / 8.0 + per_elem * full) / threads
-
 
 @dataclass(frozen=True)
 class _Prepared:
@@ -239,7 +219,6 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
     return True, "all ops lowered"
 
 
-_HEAVY = {"exp", "log", "sin", "cos", "tanh", "sigmoid", "pow", "floordiv", "mod"}
 
 
 def _cpu_name() -> str:

@@ -13,7 +13,6 @@ and `available()` says why CUDA cannot run instead of raising.
 """
 from __future__ import annotations
 
-import math
 import threading
 import time
 from functools import lru_cache
@@ -208,15 +207,6 @@ class CUDABackend:
     def allocate(self, size: int, dtype: DType) -> Any:
         import cupy
         return cupy.empty(size, dtype.np)
-
-    def cost(self, kernel: Kernel, launch: Launch) -> float:
-        """Rough ns: ~10 us launch and Python overhead + bytes at ~1 TB/s."""
-        full = math.prod(launch.shape)
-        out = math.prod(launch.shape[: kernel.n_out])
-        nbytes = sum(i.dtype.itemsize * (full if i.space == "full" else out)
-                     for i in kernel.inputs if not i.iota)
-        nbytes += sum(o.dtype.itemsize * out for o in kernel.outputs)
-        return 10_000.0 + nbytes / 1000.0
 
 
 def _device_array(x: Any, dtype: DType, what: str) -> Any:

@@ -50,9 +50,6 @@ class NumpyBackend:
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)
 
-    def cost(self, kernel: Kernel, launch: Launch) -> float:
-        return float(np.prod(launch.shape)) * 20.0
-
 
 
 @lru_cache(maxsize=None)
