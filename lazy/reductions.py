@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from scheduler.dtypes import DType, bool_, float_result, int64
+from scheduler.dtypes import DType, as_dtype, bool_, float_result, int64
 from scheduler.ops import REDUCTIONS
 from scheduler.view import View, normalize_dim
 
@@ -62,6 +62,18 @@ def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
     axes, out_dtype, kshape, view = plan
     out = runtime.make("reduce", ((t._buf, t._view),), (op, axes), out_dtype, kshape, t.device)
     return out if view is None else out._as(view)
+
+
+def total(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
+          keepdim: bool = False, dtype: object = None) -> Tensor:
+    """`sum`/`prod` with NumPy's and PyTorch's `dtype=`: the input is cast to
+    it first, so that is what the reduction accumulates in (a float64 sum of
+    int64 values does not wrap), and the result has it."""
+    if dtype is None:
+        return reduce(t, op, axis, keepdims, dim=dim, keepdim=keepdim)
+    want = as_dtype(dtype)
+    out = reduce(elementwise.astype(t, want), op, axis, keepdims, dim=dim, keepdim=keepdim)
+    return out if out.dtype == want else elementwise.astype(out, want)
 
 
 @lru_cache(maxsize=4096)

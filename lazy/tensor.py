@@ -416,14 +416,32 @@ class Tensor(ArrayProtocols):
         return views.as_strided(self, size, stride, storage_offset)
 
     # -- reductions ----------------------------------------------------------
-    def sum(self, *a, **k): return reductions.reduce(self, "sum", *a, **k)
-    def prod(self, *a, **k): return reductions.reduce(self, "prod", *a, **k)
-    def max(self, *a, **k): return reductions.reduce(self, "max", *a, **k)
-    def min(self, *a, **k): return reductions.reduce(self, "min", *a, **k)
-    def argmax(self, *a, **k): return reductions.reduce(self, "argmax", *a, **k)
-    def argmin(self, *a, **k): return reductions.reduce(self, "argmin", *a, **k)
-    def any(self, *a, **k): return reductions.reduce(self, "any", *a, **k)
-    def all(self, *a, **k): return reductions.reduce(self, "all", *a, **k)
+    # (reductions.reduce's own `dtype` is the result dtype of an internal
+    # reduction; a user's `dtype=` is NumPy's: what sum/prod accumulate in)
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
+        return reductions.total(self, "sum", axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
+
+    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
+        return reductions.total(self, "prod", axis, keepdims, dim=dim, keepdim=keepdim,
+                                dtype=dtype)
+
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "max", axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "min", axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "argmax", axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "argmin", axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def any(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "any", axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def all(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, "all", axis, keepdims, dim=dim, keepdim=keepdim)
     def mean(self, *a, **k): return reductions.mean(self, *a, **k)
 
     def var(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):

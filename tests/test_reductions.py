@@ -172,6 +172,34 @@ def test_integer_sum_overflow_and_accumulator():
                  np.prod(np.arange(1, 21, dtype=np.int64)))
 
 
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@pytest.mark.parametrize("src, dt", [
+    (np.array([2**62, 2**62]), "float64"),                 # int64 would wrap
+    (np.array([1000] * 7, np.int32), "float64"),           # 1e21
+    (np.array([0.5, 0.7, 1.6]), "int64"),                  # each truncated first: 1
+    (np.array([2**32, 2**32]), "bool"),
+    (np.arange(12, dtype=np.int64).reshape(3, 4) - 5, "int32"),
+    (np.linspace(-2, 3, 12, dtype=np.float32).reshape(3, 4), "float64"),
+])
+def test_sum_and_prod_dtype_casts_the_input_first_as_numpy(op, src, dt):
+    """`x.sum(dtype=d)` accumulates in d and returns d (NumPy and PyTorch), for
+    lazyrt, NumPy and torch dtypes alike; other reductions take no dtype."""
+    t = lazy.asarray(src)
+    with np.errstate(all="ignore"):
+        for axis in (None, -1):
+            want = getattr(np, op)(src, axis=axis, dtype=dt)
+            for d in (dt, np.dtype(dt), getattr(lazy, dt if dt != "bool" else "bool_")):
+                got = getattr(t, op)(axis=axis, dtype=d)
+                assert got.dtype.name == want.dtype.name
+                if want.dtype.kind == "f":  # the order of the products may differ
+                    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+                else:
+                    np.testing.assert_array_equal(got.numpy(), want)
+    for name in ("max", "min", "argmax", "argmin", "any", "all"):
+        with pytest.raises(TypeError, match="dtype"):
+            getattr(t, name)(dtype=dt)
+
+
 def test_float32_sum_accuracy():
     a = RNG.random(100_000).astype(np.float32)
     got = lazy.asarray(a).sum().item()
