@@ -13,7 +13,7 @@ import numpy as np
 from scheduler.dtypes import DType
 from scheduler.view import View
 
-from . import elementwise, runtime
+from . import elementwise, linalg, runtime
 from .tensor import Tensor, asarray_like
 
 _EXACT_OVERLAP_LIMIT = 1 << 20
@@ -87,7 +87,7 @@ def setitem(t: Tensor, key: object, value: object) -> None:
         write(t, views.basic_view(t, key if isinstance(key, tuple) else (key,)), value)
 
 
-def _write_back(t: Tensor, result: Tensor, op: str) -> Tensor:
+def write_back(t: Tensor, result: Tensor, op: str) -> Tensor:
     """Store an in-place op's result, if its dtype still fits (NumPy and PyTorch refuse otherwise)."""
     if not np.can_cast(result.dtype.np, t.dtype.np, casting="same_kind"):
         raise TypeError(f"in-place {op}: result type {result.dtype.name} can't be cast to the "
@@ -99,11 +99,20 @@ def _write_back(t: Tensor, result: Tensor, op: str) -> Tensor:
 def inplace(t: Tensor, op: str, other: object) -> Tensor:
     """`t op= other`."""
     result = elementwise.power(t, other) if op == "pow" else elementwise.apply(op, t, other)
-    return _write_back(t, result, op)
+    return write_back(t, result, op)
+
+
+def imatmul(t: Tensor, other: object) -> Tensor:
+    """`t @= other`, in place as NumPy's (which needs the product to keep t's shape)."""
+    result = linalg.matmul(t, other)
+    if result.shape != t.shape:
+        raise ValueError(f"in-place matmul: the product has shape {result.shape}, the "
+                         f"tensor {t.shape}; @= needs them equal")
+    return write_back(t, result, "matmul")
 
 
 def clamp_(t: Tensor, min: object = None, max: object = None) -> Tensor:
-    return _write_back(t, elementwise.clip(t, min, max), "clamp")
+    return write_back(t, elementwise.clip(t, min, max), "clamp")
 
 
 def fill_(t: Tensor, value: object) -> Tensor:

@@ -374,8 +374,9 @@ class Tensor(ArrayProtocols):
     def __iand__(self, o): return mutation.inplace(self, "and", o)
     def __ior__(self, o): return mutation.inplace(self, "or", o)
     def __ixor__(self, o): return mutation.inplace(self, "xor", o)
-    def __ilshift__(self, o): return mutation.copy_(self, self << o)
-    def __irshift__(self, o): return mutation.copy_(self, self >> o)
+    def __ilshift__(self, o): return mutation.write_back(self, self << o, "lshift")
+    def __irshift__(self, o): return mutation.write_back(self, self >> o, "rshift")
+    def __imatmul__(self, o): return mutation.imatmul(self, o)
     # PyTorch's in-place methods (the augmented operators above work on an
     # element copy too: NumPy code's `x += 1` on a scalar only rebinds x)
     def add_(self, o): return mutation.inplace(self._torch_inplace("add_"), "add", o)

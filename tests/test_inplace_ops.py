@@ -252,3 +252,34 @@ def test_bool_in_place():
         assert_close(t, a), op
 
 
+
+
+def test_shift_and_matmul_in_place_follow_numpy():
+    """`<<=`/`>>=` refuse a result their dtype can't hold (same_kind), as the other
+    augmented operators; `@=` writes into the tensor (views see it), as NumPy's."""
+    for method in ("__ilshift__", "__irshift__"):
+        b = np.array([True, False])
+        assert isinstance(_np_inplace(b.copy(), method, 1), TypeError)
+        t = lazy.tensor(b)
+        with pytest.raises(TypeError, match="bool"):
+            getattr(t, method)(1)
+        assert_close(t, b)
+        a = np.array([1, 2, -8], np.int32)
+        t = lazy.tensor(a)
+        assert getattr(t, method)(2) is t and t.dtype.name == "int32"
+        getattr(a, method)(2)
+        assert_close(t, a)
+    a = np.arange(6.0).reshape(2, 3)
+    m = np.arange(9.0).reshape(3, 3) - 4
+    t = lazy.tensor(a)
+    row = t[1]
+    t @= lazy.tensor(m)
+    a @= m
+    assert_close(t, a)
+    assert_close(row, a[1])  # written in place: the view sees the product
+    with pytest.raises(ValueError, match=r"\(2, 2\).*\(2, 3\)"):
+        t @= lazy.tensor(np.ones((3, 2)))
+    i = lazy.tensor(np.ones((2, 2), np.int64))
+    with pytest.raises(TypeError, match="int64"):
+        i @= lazy.tensor(np.ones((2, 2)))
+    assert_close(t, a)  # the refused writes wrote nothing
