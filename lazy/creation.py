@@ -66,6 +66,18 @@ def _shape(shape: tuple) -> tuple[int, ...]:
     return shape
 
 
+def _size(fn: str, name: str, value: object) -> int:
+    """A count argument (eye's n and m, linspace's num), checked as NumPy does."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} "
+                        f"{value!r}") from None
+    if v < 0:
+        raise ValueError(f"{fn}: {name} must be non-negative, got {v}")
+    return v
+
+
 def dtype_of_value(value: object, dtype: object | None,
                    floating: DType = DEFAULT_FLOAT) -> DType:
     """The dtype a fill value gets: `dtype` if given, else bool, int64 or
@@ -100,6 +112,8 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
 
 def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:
     shape = _shape((shape,) if isinstance(shape, int) else tuple(shape))
+    if fill_value is None:
+        raise TypeError("full: fill_value must be a number or a bool, got None")
     d = dtype_of_value(fill_value, dtype)
     value = np.asarray(fill_value, dtype=d.np).item()
     return runtime.make("const", (), value, d, shape, resolve_device(device))
@@ -159,8 +173,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
              dtype: object = None, device: object = None) -> Tensor:
-    if num < 0:
-        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    num = _size("linspace", "num", num)
     d = as_dtype(dtype or DEFAULT_FLOAT)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
@@ -173,7 +186,8 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype: object = None,
         device: object = None) -> Tensor:
-    m = n if m is None else m
+    n = _size("eye", "n", n)
+    m = n if m is None else _size("eye", "m", m)
     dev = resolve_device(device)
     rows = _iota(n, dev).unsqueeze(1)
     cols = _iota(m, dev).unsqueeze(0)

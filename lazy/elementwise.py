@@ -35,6 +35,9 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
             shown = " ".join(str(tuple(s)) for s in shapes)
             raise ValueError(f"operands could not be broadcast together with shapes {shown}")
         out.append(sizes.pop() if sizes else 1)
+    if out and min(out) < 0:
+        shown = " ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"negative dimensions are not allowed: shapes {shown}")
     return tuple(out)
 
 

@@ -37,8 +37,8 @@ def from_python(data: object, dtype: DType | None) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError(f"cannot make a tensor from {type(data).__name__} data "
                         f"(ragged nesting or non-numeric items)")
-    if dtype is not None:
-        return arr.astype(dtype.np)
+    if dtype is not None:  # NumPy's conversion: a value the dtype can't hold raises
+        return np.asarray(data, dtype=dtype.np)
     if arr.dtype.kind == "f":
         return arr.astype(DEFAULT_FLOAT.np)
     if arr.dtype.kind in "iu":

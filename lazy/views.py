@@ -24,6 +24,15 @@ def _shape_arg(shape: tuple) -> tuple[int, ...]:
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
 
 
+def _int_arg(fn: str, name: str, value: object) -> int:
+    """An int argument (a NumPy integer too), or TypeError naming it."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} "
+                        f"{value!r}") from None
+
+
 def _infer(t: Tensor, shape: tuple[int, ...]) -> tuple[int, ...]:
     if shape.count(-1) > 1:
         raise ValueError(f"can only specify one unknown dimension (-1), got shape {shape}")
@@ -112,6 +121,9 @@ def expand(t: Tensor, shape: tuple) -> Tensor:
 
 def broadcast_to(t: Tensor, shape: tuple) -> Tensor:
     shape = _shape_arg((shape,) if isinstance(shape, int) else shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"cannot broadcast a tensor of shape {t.shape} to shape {shape}: "
+                         f"negative dimensions are not allowed")
     from .elementwise import broadcast_shapes
     try:
         ok = len(shape) >= t.ndim and broadcast_shapes(t.shape, shape) == shape
@@ -177,7 +189,7 @@ def diagonal(t: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     a, b = normalize_dim(dim1, t.ndim), normalize_dim(dim2, t.ndim)
     if a == b:
         raise ValueError(f"diagonal: dim1 and dim2 cannot be the same axis ({a})")
-    return t._as(t._view.diagonal(offset, a, b))
+    return t._as(t._view.diagonal(_int_arg("diagonal", "offset", offset), a, b))
 
 
 def as_strided(t: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
@@ -187,7 +199,8 @@ def as_strided(t: Tensor, size, stride, storage_offset: int | None = None) -> Te
         raise ValueError(f"as_strided: size {size} and stride {stride} differ in length")
     if any(n < 0 for n in size):
         raise ValueError(f"as_strided: negative size in {size}")
-    offset = t._view.offset if storage_offset is None else storage_offset
+    offset = t._view.offset if storage_offset is None else \
+        _int_arg("as_strided", "storage_offset", storage_offset)
     v = View(size, stride, offset)
     if v.size:
         lo, hi = v.span()
@@ -220,9 +233,12 @@ def _expand_key(t: Tensor, key: tuple) -> list:
 def unfold(t: Tensor, dim: int, size: int, step: int) -> Tensor:
     d = normalize_dim(dim, t.ndim) if t.ndim else 0
     n = t.shape[d] if t.ndim else 1
+    size, step = _int_arg("unfold", "size", size), _int_arg("unfold", "step", step)
     if step <= 0:
         raise ValueError(f"unfold: step must be positive, got {step}")
-    if not 0 <= size <= n:
+    if size < 0:
+        raise ValueError(f"unfold: size must be non-negative, got {size}")
+    if size > n:
         raise ValueError(f"unfold: size {size} is larger than dimension {d} of size {n} "
                          f"(shape {t.shape})")
     v = t._view if t.ndim else t._view.unsqueeze(0)

@@ -27,7 +27,9 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
     """Wrap a negative axis; the message says the valid range, as NumPy's does."""
     if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{what} must be an int, got {type(dim).__name__}")
+        if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+            raise TypeError(f"{what} must be an int, got {type(dim).__name__}")
+        dim = dim.__index__()  # a NumPy integer, as NumPy and PyTorch accept
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
         raise IndexError(

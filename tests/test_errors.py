@@ -76,7 +76,41 @@ ERRORS = [
     ("bool_many", lambda x: bool(x), ValueError, r"ambiguous"),
     ("index_from_float_tensor", lambda x: [1, 2][x[0, 1]], TypeError, r"float32"),
     ("clip_nothing", lambda x: x.clip(), ValueError, r"min.*max"),
+    ("eye_negative", lambda x: lazy.eye(-1), ValueError, r"eye: n.*-1"),
+    ("eye_negative_m", lambda x: lazy.eye(3, -2), ValueError, r"eye: m.*-2"),
+    ("eye_float", lambda x: lazy.eye(2.5), TypeError, r"eye: n.*2.5"),
+    ("linspace_float_num", lambda x: lazy.linspace(0, 1, 2.5), TypeError, r"num.*2.5"),
+    ("full_none", lambda x: lazy.full(3, None), TypeError, r"None"),
+    ("tensor_int_overflow", lambda x: lazy.tensor([2**40], dtype="int32"), OverflowError,
+     r"1099511627776.*int32"),
+    ("tensor_nan_to_int", lambda x: lazy.asarray([1.5, float("nan")], dtype="int32"),
+     ValueError, r"NaN"),
+    ("broadcast_shapes_negative", lambda x: lazy.broadcast_shapes((1,), (-1,)), ValueError,
+     r"negative.*\(-1,\)"),
+    ("broadcast_to_negative", lambda x: x[:1].broadcast_to((2, -3)), ValueError,
+     r"\(2, -3\).*negative"),
+    ("unfold_float", lambda x: x.unfold(1, 2.5, 1), TypeError, r"unfold: size.*2.5"),
+    ("unfold_negative", lambda x: x.unfold(1, -1, 1), ValueError, r"size.*-1"),
+    ("diagonal_float", lambda x: x.diagonal(1.5), TypeError, r"offset.*1.5"),
+    ("as_strided_float", lambda x: x.as_strided((2,), (1,), 1.5), TypeError,
+     r"storage_offset.*1.5"),
 ]
+
+
+def test_numpy_integers_are_axes_and_sizes_as_in_numpy():
+    """NumPy's integer scalars work wherever an int axis or size does (np.int64
+    from a shape or an argmax is what NumPy code passes)."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x, i = lazy.asarray(a), np.int64(1)
+    assert_close(x.sum(i), a.sum(1))
+    assert_close(x.sum(axis=(np.int64(0),)), a.sum(axis=(0,)))
+    assert_close(x.mean(i), a.mean(1))
+    assert_close(x.argmax(np.int32(0)), a.argmax(0))
+    assert_close(x.unsqueeze(i), a[:, None])
+    assert_close(x.diagonal(i), a.diagonal(1))
+    assert_close(x.unfold(i, np.int64(2), np.int64(2)), np.stack([a[:, 0:2], a[:, 2:4]], 1))
+    assert_close(lazy.eye(np.int64(3), k=i), np.eye(3, k=1, dtype=np.float32))
+    assert_close(lazy.linspace(0, 1, np.int64(5)), np.linspace(0, 1, 5, dtype=np.float32))
 
 
 @pytest.mark.parametrize("name, build, exc, pattern", ERRORS, ids=[e[0] for e in ERRORS])
