@@ -50,6 +50,15 @@ class ElementStorage(Storage):
     __slots__ = ()
 
 
+def _reduction(op: str):
+    """A reduction method with NumPy's and PyTorch's axis arguments and no
+    `dtype` (reductions.reduce's own `dtype` is for internal reductions)."""
+    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
+        return reductions.reduce(self, op, axis, keepdims, dim=dim, keepdim=keepdim)
+    method.__name__ = method.__qualname__ = op
+    return method
+
+
 class Tensor(ArrayProtocols):
     __slots__ = ("_storage", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
@@ -426,23 +435,10 @@ class Tensor(ArrayProtocols):
         return reductions.total(self, "prod", axis, keepdims, dim=dim, keepdim=keepdim,
                                 dtype=dtype)
 
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "max", axis, keepdims, dim=dim, keepdim=keepdim)
+    max, min = _reduction("max"), _reduction("min")
+    argmax, argmin = _reduction("argmax"), _reduction("argmin")
+    any, all = _reduction("any"), _reduction("all")
 
-    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "min", axis, keepdims, dim=dim, keepdim=keepdim)
-
-    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "argmax", axis, keepdims, dim=dim, keepdim=keepdim)
-
-    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "argmin", axis, keepdims, dim=dim, keepdim=keepdim)
-
-    def any(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "any", axis, keepdims, dim=dim, keepdim=keepdim)
-
-    def all(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, "all", axis, keepdims, dim=dim, keepdim=keepdim)
     def mean(self, *a, **k): return reductions.mean(self, *a, **k)
 
     def var(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
