@@ -57,3 +57,16 @@ def can_write_in_place(step: Step, held: set[int]) -> tuple[bool, str]:
         if chain or not _disjoint(first, out):
             return False, "copy: the kernel reads elements it overwrites"
     return True, "in place"
+
+
+def aliased_inputs(step: Step, target: object) -> list[int]:
+    """Inputs other than the old version whose memory may be `target`'s
+    (two tensors over one NumPy array, e.g. `t = asarray(a); t[1:] = a[:-1]`).
+    The kernel reads a copy of each: it must see the values from before
+    the write, as NumPy's `a[1:] = a[:-1]` does."""
+    if not isinstance(target, np.ndarray):
+        return []  # device memory: tensors never share it with another buffer
+    return [i for i, b in enumerate(step.inputs)
+            if b is not None and b is not step.base and isinstance(b.array, np.ndarray)
+            and np.may_share_memory(b.array, target)]
+

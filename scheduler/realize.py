@@ -19,7 +19,7 @@ from .backends import FallbackError, blas_name, choose, run_extern, transfer
 from .fusion import fuse
 from .matmul_fusion import fuse_matmuls, fused_reason, panel_rows, scratch, slice_rows
 from .graph import Buffer, host_view
-from .inplace import can_write_in_place
+from .inplace import aliased_inputs, can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .pool import pool
 from .replay import Choice, Replay, replay_of, replays
@@ -109,9 +109,22 @@ def _allocate(backend, buf: Buffer) -> np.ndarray:
 
 
 def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray, str]:
-    """The array a write's kernel stores into: the old version's memory, or a copy."""
+    """The array a write's kernel stores into: the old version's memory.
+
+    When the old values are still needed, they are copied aside and the old
+    version reads the copy from then on, so the tensor keeps its memory (a
+    NumPy array given to `asarray`, or one `numpy()` returned, sees the
+    write as NumPy would). Read-only memory can't be written: the new
+    version gets a copy instead.
+    """
+    base = step.base
     ok, why = can_write_in_place(step, held())
-    return (step.base.array if ok else step.base.array.copy()), why
+    if ok:
+        return base.array, why
+    if not getattr(base.array.flags, "writeable", True):  # CuPy arrays are always writable
+        return base.array.copy(), why
+    memory, base.array = base.array, base.array.copy()
+    return memory, why
 
 
 def _compile_prologue(backend, pro: Step | None, info: CompileInfo) -> tuple[object, CompileInfo]:
@@ -232,18 +245,23 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
     """Allocate (or pick the write target), compile and run one kernel."""
     device = step.group.root.device
     if step.base is not None:
-        target, how = _write_target(step, held)
+        target, how = _write_target(step, held)  # may move the old version aside first
+        ins = [None if b is None else b.array for b in step.inputs]
         outs, reason = [target], f"{reason}; write {how}"
-    elif device == "cpu":
-        outs = [_allocate(backend, b) for b in step.outputs]
+        aliased = aliased_inputs(step, target)
+        for i in aliased:
+            ins[i] = ins[i].copy()
+        if aliased:
+            reason += f", reading a copy of {len(aliased)} input(s) sharing its memory"
     else:
-        outs = [backend.allocate(b.size, b.dtype) for b in step.outputs]
+        ins = [None if b is None else b.array for b in step.inputs]
+        outs = [_allocate(backend, b) if device == "cpu" else backend.allocate(b.size, b.dtype)
+                for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
         return outs, CompileInfo("-", 0.0), 0.0, reason, None
     compiled, info = backend.compile(step.kernel)
     if info.cache.startswith("miss") and backend.name == "llvm":
         small_work.observe_compile(info.ms)
-    ins = [None if b is None else b.array for b in step.inputs]
     t = time.perf_counter()
     backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
     if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
