@@ -88,7 +88,11 @@ def setitem(t: Tensor, key: object, value: object) -> None:
 
 
 def write_back(t: Tensor, result: Tensor, op: str) -> Tensor:
-    """Store an in-place op's result, if its dtype still fits (NumPy and PyTorch refuse otherwise)."""
+    """Store an in-place op's result, if its shape and dtype still fit (NumPy
+    and PyTorch refuse otherwise: the output is not broadcast)."""
+    if result.shape != t.shape:
+        raise ValueError(f"in-place {op}: non-broadcastable output operand with shape "
+                         f"{t.shape} doesn't match the broadcast shape {result.shape}")
     if not np.can_cast(result.dtype.np, t.dtype.np, casting="same_kind"):
         raise TypeError(f"in-place {op}: result type {result.dtype.name} can't be cast to the "
                         f"tensor's dtype {t.dtype.name}")

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 _live: dict[int, weakref.ref] = {}  # id(storage) -> weak ref; dead ones until swept
 _sweep_at = 1024
 _pending_nodes = 0
+# Pending buffers an automatic sync could not compute: later automatic
+# syncs leave them alone (an explicit sync still tries, and raises).
+_failed: "weakref.WeakSet[Buffer]" = weakref.WeakSet()
 
 
 class ImplicitSyncError(RuntimeError):
@@ -81,8 +84,41 @@ def count_node() -> None:
     global _pending_nodes
     _pending_nodes += 1
     if _pending_nodes > config.max_pending_nodes:
-        sync(_cause=f"auto: {_pending_nodes} pending nodes exceed "
-                    f"max_pending_nodes={config.max_pending_nodes}")
+        _auto_sync(f"auto: {_pending_nodes} pending nodes exceed "
+                   f"max_pending_nodes={config.max_pending_nodes}")
+
+
+def _auto_sync(cause: str) -> None:
+    """Sync every live pending tensor to bound the graph.
+
+    The op being built did nothing wrong, so a tensor that can't be
+    computed (a kernel error) does not make it raise: the other tensors
+    are computed one by one, the failing ones stay pending (their own sync
+    raises the error) and are skipped by later automatic syncs, and a
+    RuntimeWarning names the first failure.
+    """
+    global _pending_nodes
+    _pending_nodes = 0
+    where = user_location()
+    bufs = [b for b in live_pending() if b not in _failed]
+    try:
+        _realize(bufs, cause, where)
+        return
+    except Exception:  # noqa: BLE001 - retried below, one tensor at a time
+        pass
+    errors = []
+    for b in bufs:
+        if b.pending:
+            try:
+                _realize([b], cause, where)
+            except Exception as e:  # noqa: BLE001 - reported in the warning
+                _failed.add(b)
+                errors.append(e)
+    if errors:
+        warnings.warn(f"automatic sync ({cause}) at {where}: {len(errors)} pending tensor(s) "
+                      f"could not be computed and stay pending (syncing one raises its "
+                      f"error); the first: {type(errors[0]).__name__}: {errors[0]}",
+                      RuntimeWarning, stacklevel=user_stacklevel())
 
 
 def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
@@ -142,6 +178,9 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
 def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     """Realize the given tensors, or every live pending tensor when none are given."""
     global _pending_nodes
+    for t in tensors:
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"sync() takes tensors, as sync(a, b), got {type(t).__name__}")
     where = user_location()
     if tensors:
         bufs = list({id(t._buf): t._buf for t in tensors if t._buf.pending}.values())

@@ -1,6 +1,8 @@
 """In-place operators and methods against NumPy and PyTorch, with their dtype rules."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -123,6 +125,24 @@ def test_clamp_and_fill_dtype_and_shape_rules_as_torch():
         f.fill_(lazy.ones(4))
     f.fill_(lazy.tensor(2.5))
     assert_close(f, np.full((3, 4), 2.5, np.float32))
+
+
+@pytest.mark.parametrize("shape, other", [((3,), (1, 3)), ((3,), (2, 3)), ((1, 3), (2, 1)),
+                                          ((2, 1), (1, 3))])
+def test_inplace_result_must_keep_the_tensor_shape(shape, other):
+    """The output of an augmented operator is not broadcast (NumPy and PyTorch
+    refuse `a += ones(1, 3)` for `a` of shape (3,)); nothing is written."""
+    import torch
+    a = np.zeros(shape)
+    with pytest.raises(ValueError, match="non-broadcastable output"):
+        a += np.ones(other)
+    with pytest.raises(RuntimeError):
+        torch.zeros(shape).add_(torch.ones(other))
+    t = lazy.zeros(*shape)
+    with pytest.raises(ValueError, match=rf"shape {re.escape(str(shape))} doesn't match "
+                                         rf"the broadcast shape"):
+        t += lazy.ones(*other)
+    assert_close(t, np.zeros(shape, np.float32))
 
 
 @pytest.mark.parametrize("dtype, op, value", [

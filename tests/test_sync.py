@@ -118,6 +118,31 @@ def test_pending_graph_cap_syncs_automatically():
     np.testing.assert_allclose(y.numpy(), x.numpy() * 1.0001 ** 120, rtol=1e-4)
 
 
+def test_tensor_that_cannot_be_computed_does_not_break_automatic_syncs():
+    """An automatic sync computes every other pending tensor, warns once at the user's
+    line, and leaves the failing one pending: later ops build without error and only
+    syncing the failing tensor raises."""
+    lazy.config.max_pending_nodes = 5
+    try:
+        good = lazy.arange(4) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            bad = lazy.ones(2**61) + 1  # 2**63 bytes: no machine can allocate it
+            ys = [lazy.arange(3) + i for i in range(20)]
+    finally:
+        lazy.config.max_pending_nodes = None
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert caught[0].category is RuntimeWarning and caught[0].filename == __file__
+    assert "could not be computed" in str(caught[0].message)
+    assert "array is too big" in str(caught[0].message)
+    assert lazy.log.counters.auto_syncs >= 3
+    assert not good._buf.pending and bad._buf.pending
+    np.testing.assert_array_equal(good.numpy(), np.arange(4) * 2)
+    np.testing.assert_array_equal(ys[-1].numpy(), np.arange(3) + 19)
+    with pytest.raises(lazy.KernelError, match="array is too big"):
+        bad.sync()
+
+
 def test_chain_of_100k_pending_ops_syncs_without_recursion_error():
     lazy.config.max_pending_nodes = 1_000_000
     try:
