@@ -52,16 +52,24 @@ def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
     The per-op hot path: a plain reduction's checks and shapes come from
     `_plan`'s cache, keyed by everything they depend on (as elementwise.apply).
     """
-    try:
-        plan = _plan(op, axis, dim, keepdim or keepdims, dtype, t._view.shape,
-                     t._storage.buf.dtype)
-    except TypeError:  # an unhashable axis (a list): the general path checks it
-        plan = None
+    if _has_bool(axis) or _has_bool(dim):
+        plan = None  # the cache would take True for 1: the general path refuses it
+    else:
+        try:
+            plan = _plan(op, axis, dim, keepdim or keepdims, dtype, t._view.shape,
+                         t._storage.buf.dtype)
+        except TypeError:  # an unhashable axis (a list): the general path checks it
+            plan = None
     if plan is None:
         return _reduce(t, op, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
     axes, out_dtype, kshape, view = plan
     out = runtime.make("reduce", ((t._buf, t._view),), (op, axes), out_dtype, kshape, t.device)
     return out if view is None else out._as(view)
+
+
+def _has_bool(axis: object) -> bool:
+    return axis.__class__ is bool or (axis.__class__ is tuple
+                                      and any(a.__class__ is bool for a in axis))
 
 
 def total(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,

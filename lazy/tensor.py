@@ -269,6 +269,8 @@ class Tensor(ArrayProtocols):
 
     def to(self, target: object) -> "Tensor":
         """`to("cuda")`/`to("cpu")` moves (a lazy transfer); `to(dtype)` converts."""
+        if type(target).__name__ == "device":  # torch.device("cuda:0"), as creation takes it
+            target = str(target)
         if isinstance(target, str) and target.split(":")[0] in ("cpu", "cuda"):
             from .creation import resolve_device
             device = resolve_device(target)

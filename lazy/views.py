@@ -148,7 +148,8 @@ def squeeze(t: Tensor, dim=None) -> Tensor:
 
 
 def unsqueeze(t: Tensor, dim: int) -> Tensor:
-    return t._as(t._view.unsqueeze(normalize_dim(dim, t.ndim + 1)))
+    d = normalize_dim(dim, t.ndim + 1, of=f"unsqueeze of a tensor of {t.ndim} dimensions")
+    return t._as(t._view.unsqueeze(d))
 
 
 def flatten(t: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

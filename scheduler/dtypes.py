@@ -98,7 +98,8 @@ DEFAULT_INT = int64
 
 
 def as_dtype(x: object) -> DType:
-    """Accept a DType, a NumPy dtype or type, a name, or the Python types."""
+    """Accept a DType, a NumPy dtype or type, a name, the Python types, or
+    PyTorch's dtypes (by name: torch is never imported for this)."""
     if isinstance(x, DType):
         return x
     if isinstance(x, np.dtype) and x in _BY_NP:
@@ -113,6 +114,8 @@ def as_dtype(x: object) -> DType:
         name = np.dtype(x).name
     except TypeError:
         name = None
+    if type(x).__name__ == "dtype" and str(x).startswith("torch."):  # torch.float32
+        name = str(x)[len("torch."):]
     if name in _BY_NAME:
         return _BY_NAME[name]
     raise TypeError(

@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from numpy.exceptions import AxisError
+
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, acc = [], 1
@@ -24,17 +26,18 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
-    """Wrap a negative axis; the message says the valid range, as NumPy's does."""
+def normalize_dim(dim: int, ndim: int, what: str = "dim", of: str = "") -> int:
+    """Wrap a negative axis; the message says the valid range, as NumPy's does.
+    `of` names what the range belongs to when that is not a tensor of `ndim`
+    dimensions (unsqueeze's positions in its result)."""
     if not isinstance(dim, int) or isinstance(dim, bool):
         if isinstance(dim, bool) or not hasattr(dim, "__index__"):
             raise TypeError(f"{what} must be an int, got {type(dim).__name__}")
         dim = dim.__index__()  # a NumPy integer, as NumPy and PyTorch accept
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"{what} {dim} is out of range for a tensor of {ndim} dimensions "
-            f"(expected a value in [{lo}, {hi}])")
+    if not lo <= dim <= hi:  # NumPy's AxisError is both an IndexError (PyTorch) and a ValueError
+        raise AxisError(f"{what} {dim} is out of range for {of or f'a tensor of {ndim} dimensions'}"
+                        f" (expected a value in [{lo}, {hi}])")
     return dim % ndim if ndim else 0
 
 

@@ -32,7 +32,8 @@ ERRORS = [
     ("permute_range", lambda x: x.permute(0, 2), IndexError, r"2"),
     ("transpose_range", lambda x: x.transpose(0, 5), IndexError, r"5"),
     ("squeeze_non_one", lambda x: x.squeeze(0), ValueError, r"axis 0|size"),
-    ("unsqueeze_range", lambda x: x.unsqueeze(4), IndexError, r"4"),
+    ("unsqueeze_range", lambda x: x.unsqueeze(4), IndexError,
+     r"dim 4 .*unsqueeze of a tensor of 2 dimensions .*\[-3, 2\]"),
     ("narrow_range", lambda x: x.narrow(1, 2, 3), IndexError, r"start 2.*length 3|size 4"),
     ("narrow_dim", lambda x: x.narrow(2, 0, 1), IndexError, r"2"),
     ("select_range", lambda x: x.select(0, 3), IndexError, r"index 3.*size 3"),
@@ -50,7 +51,10 @@ ERRORS = [
     ("diagonal_same", lambda x: x.diagonal(0, 1, 1), ValueError, r"same|1"),
     ("as_strided_oob", lambda x: x.as_strided((4, 4), (4, 1)), IndexError, r"out of bounds"),
     ("as_strided_len", lambda x: x.as_strided((4, 4), (4,)), ValueError, r"\(4, 4\).*\(4,\)"),
-    ("sum_axis", lambda x: x.sum(2), IndexError, r"2"),
+    ("sum_axis", lambda x: x.sum(2), np.exceptions.AxisError, r"axis 2 .*2 dimensions"),
+    ("sum_bool_axis", lambda x: x.sum(True), TypeError, r"axis must be an int, got bool"),
+    ("sum_bool_in_axes", lambda x: x.sum((0, True)), TypeError, r"got bool"),
+    ("sum_bool_dim", lambda x: x.sum(dim=False), TypeError, r"got bool"),
     ("sum_axis_neg", lambda x: x.sum(-3), IndexError, r"-3"),
     ("sum_dup_axes", lambda x: x.sum((0, 0)), ValueError, r"duplicate"),
     ("mean_axis", lambda x: x.mean(axis=(0, 5)), IndexError, r"5"),
@@ -94,6 +98,7 @@ ERRORS = [
     ("diagonal_float", lambda x: x.diagonal(1.5), TypeError, r"offset.*1.5"),
     ("as_strided_float", lambda x: x.as_strided((2,), (1,), 1.5), TypeError,
      r"storage_offset.*1.5"),
+    ("sync_not_a_tensor", lambda x: lazy.sync(x, "a"), TypeError, r"sync\(\) takes tensors.*str"),
 ]
 
 
@@ -111,6 +116,31 @@ def test_numpy_integers_are_axes_and_sizes_as_in_numpy():
     assert_close(x.unfold(i, np.int64(2), np.int64(2)), np.stack([a[:, 0:2], a[:, 2:4]], 1))
     assert_close(lazy.eye(np.int64(3), k=i), np.eye(3, k=1, dtype=np.float32))
     assert_close(lazy.linspace(0, 1, np.int64(5)), np.linspace(0, 1, 5, dtype=np.float32))
+
+
+def test_bool_axis_is_refused_after_the_same_int_axis_was_used():
+    """True == 1 and hash alike, so the cache of reduction plans must not answer
+    `sum(True)` with `sum(1)`'s plan (NumPy refuses a bool axis)."""
+    x = _x()
+    assert x.sum(1).shape == (3,) and x.sum((0, 1)).shape == ()
+    for build in (lambda: x.sum(True), lambda: x.max(axis=(False, True)),
+                  lambda: x.sum(dim=True)):
+        with pytest.raises(TypeError, match="got bool"):
+            build()
+    with pytest.raises(TypeError):
+        np.zeros((3, 4)).sum(True)
+
+
+def test_axis_errors_are_numpys_axis_error_and_pytorchs_index_error():
+    """An axis out of range raises NumPy's AxisError, which is both the ValueError
+    NumPy code catches and the IndexError PyTorch code catches."""
+    x = _x()
+    for build in (lambda: x.sum(2), lambda: x.transpose(0, 5), lambda: x.argmax(-3)):
+        with pytest.raises(np.exceptions.AxisError) as info:
+            build()
+        assert isinstance(info.value, IndexError) and isinstance(info.value, ValueError)
+    with pytest.raises(np.exceptions.AxisError):
+        np.zeros((3, 4)).sum(2)
 
 
 @pytest.mark.parametrize("name, build, exc, pattern", ERRORS, ids=[e[0] for e in ERRORS])

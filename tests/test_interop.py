@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import lazy
+from conftest import assert_close
 from scheduler.backends import device_status
 
 pytestmark = pytest.mark.usefixtures("fresh_log")
@@ -333,3 +334,19 @@ def test_ufunc_where_with_out_keeps_out_elsewhere_and_casting_is_honoured():
         np.add(it, 1.5, out=it)
     np.add(it, 1.5, out=it, casting="unsafe")
     np.testing.assert_array_equal(it.numpy(), [1, 2, 3, 4])
+
+
+def test_torch_devices_and_dtypes_name_lazy_ones():
+    """PyTorch code passes torch.device and torch dtypes: they mean the same as the
+    names ('cpu', 'float64'); a torch dtype lazyrt lacks is refused by name."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = lazy.asarray(a)
+    assert x.to(torch.device("cpu")) is x
+    for td, nd in [(torch.float64, np.float64), (torch.int32, np.int32),
+                   (torch.bool, np.bool_), (torch.long, np.int64)]:
+        y = x.to(td)
+        assert y.dtype.name == np.dtype(nd).name
+        assert_close(y, torch.from_numpy(a).to(td).numpy())
+        assert lazy.zeros(2, dtype=td, device=torch.device("cpu")).dtype.name == y.dtype.name
+    with pytest.raises(TypeError, match="torch.float16"):
+        x.to(torch.float16)
