@@ -54,7 +54,7 @@ def _wrap(x: object, device: str, inputs: list[np.ndarray]) -> object:
         a = np.asarray(x)
         if any(np.shares_memory(a, i) for i in inputs):  # a view of a read-only input
             a = a.copy()
-        t = asarray_like(a, "cpu")
+        t = asarray_like(a, "cpu", copy=False)  # the fallback's own result
         return t if device == "cpu" else t.to(device)
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple (unique_all, ...)
         return type(x)(*(_wrap(v, device, inputs) for v in x))

@@ -90,9 +90,11 @@ def positions(t: Tensor, key: object) -> np.ndarray:
     return sel.positions() if sel is not None else selected_positions(t, lambda a: a[host])
 
 
-def positions_tensor(pos: np.ndarray, device: str, dtype: object = np.int64) -> Tensor:
-    """Host-computed element positions, on `device` (a logged transfer off the CPU)."""
-    p = asarray_like(np.ascontiguousarray(pos, dtype=dtype), "cpu")
+def positions_tensor(pos: np.ndarray, device: str, dtype: object = np.int64, *,
+                     copy: bool = False) -> Tensor:
+    """Host-computed element positions, on `device` (a logged transfer off the
+    CPU). `copy=True` for an index array the caller may still write."""
+    p = asarray_like(np.ascontiguousarray(pos, dtype=dtype), "cpu", copy=copy)
     return p if device == "cpu" else p.to(device)
 
 
@@ -107,8 +109,8 @@ def gather(t: Tensor, pos: np.ndarray | Tensor) -> Tensor:
 def _term_tensor(term: Term, device: str) -> Tensor:
     """A term as lazy int64 ops on its uploaded index (the decomposition of
     a mask's flat indices included), computed in the gather's kernel."""
-    return term.combine(elementwise.cast(positions_tensor(term.index, device, term.index.dtype),
-                                         int64))
+    index = positions_tensor(term.index, device, term.index.dtype, copy=True)  # maybe the user's
+    return term.combine(elementwise.cast(index, int64))
 
 
 def _computed_positions(sel: Selection, device: str) -> Tensor:
@@ -204,5 +206,5 @@ def nonzero(t: Tensor) -> tuple[Tensor, ...]:
     The result's length depends on the data: this is a sync point.
     """
     runtime.implicit_sync(t, "nonzero")
-    return tuple(asarray_like(np.ascontiguousarray(i, dtype=np.int64), t.device)
+    return tuple(asarray_like(np.ascontiguousarray(i, dtype=np.int64), t.device, copy=False)
                  for i in np.nonzero(t.numpy()))

@@ -20,9 +20,16 @@ from .host import buffer_and_view
 from .interop import ArrayProtocols
 
 
-def asarray_like(x: object, device: str) -> "Tensor":
-    """Turn a NumPy array, NumPy scalar or nested list operand into a tensor."""
-    buf, view = buffer_and_view(x, None, copy=False)
+def asarray_like(x: object, device: str, *, copy: bool = True) -> "Tensor":
+    """Turn a NumPy array, NumPy scalar or nested list operand into a tensor.
+
+    A NumPy array is copied: NumPy reads an operand's values when the op
+    is called, a lazy op only at sync, and the array may change in between
+    (the caller writes it, or a tensor whose `numpy()` view it is is
+    written in place). `lazy.asarray` shares memory instead, as
+    `torch.from_numpy`. `copy=False` is for arrays only lazyrt holds.
+    """
+    buf, view = buffer_and_view(x, None, copy=copy and isinstance(x, np.ndarray))
     if device != "cpu":
         raise ValueError(f"expected all tensors on the same device, but found {device} and cpu")
     return Tensor._wrap(buf, view)

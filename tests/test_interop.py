@@ -350,3 +350,50 @@ def test_torch_devices_and_dtypes_name_lazy_ones():
         assert lazy.zeros(2, dtype=td, device=torch.device("cpu")).dtype.name == y.dtype.name
     with pytest.raises(TypeError, match="torch.float16"):
         x.to(torch.float16)
+
+
+SNAPSHOT_CASES = [  # (id, build from a tensor t and a NumPy array a, the same in NumPy)
+    ("binary_op", lambda t, a: t + a, lambda n, a: n + a),
+    ("reflected_op", lambda t, a: a * t, lambda n, a: a * n),
+    ("lazy_function", lambda t, a: lazy.exp(a) + t, lambda n, a: np.exp(a) + n),
+    ("numpy_ufunc", lambda t, a: np.maximum(t, a), lambda n, a: np.maximum(n, a)),
+    ("where", lambda t, a: lazy.where(a > 2, t, a), lambda n, a: np.where(a > 2, n, a)),
+    ("matmul", lambda t, a: t.reshape(2, 3) @ a.reshape(3, 2),
+     lambda n, a: n.reshape(2, 3) @ a.reshape(3, 2)),
+]
+
+
+@pytest.mark.parametrize("name, build, ref", SNAPSHOT_CASES, ids=[c[0] for c in SNAPSHOT_CASES])
+def test_numpy_operands_are_read_when_the_op_is_built(name, build, ref):
+    """NumPy computes with an array's values at the call; a lazy op runs later, so
+    an ndarray operand is copied when the op is built: writing the array before the
+    sync changes nothing (`lazy.asarray` is the way to share memory)."""
+    n = np.arange(6.0)
+    a = np.arange(6.0)[::-1].copy()
+    expected = ref(n, a.copy())
+    t = lazy.asarray(n.copy())
+    y = build(t, a)
+    a[:] = -100.0
+    assert_close(y, expected)
+
+
+def test_large_index_array_is_read_when_the_gather_is_built():
+    """A gather of >= 64k elements computes positions in its kernel from the index
+    array; the array is copied when the gather is built, as any operand."""
+    n = 1 << 17
+    t = lazy.arange(n, dtype=lazy.float64) * 1
+    idx = np.arange(n)[::-1].copy()
+    g = t[idx]
+    idx += 5
+    assert_close(g, np.arange(n, dtype=np.float64)[::-1])
+
+
+def test_numpy_view_of_a_tensor_as_operand_keeps_its_values():
+    """`x.numpy()` is a read-only view of x's memory, which lazyrt itself writes in
+    place; as an operand it is copied like any array."""
+    x = lazy.arange(3, dtype=lazy.float64) * 1
+    lazy.sync()
+    y = lazy.arange(3, dtype=lazy.float64) + x.numpy()
+    x += 1
+    x.sync()  # before y: the write may run in place
+    assert_close(y, np.arange(3.0) * 2)
