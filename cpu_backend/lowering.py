@@ -16,6 +16,8 @@ The `philox_*` random-number ops live in philox.py.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Callable
 
 from llvmlite import ir
@@ -151,6 +153,19 @@ def _fpow(b, d, x, y):
 def _log(b, d, x):
     from .vmath import log
     return log(b, x)
+
+
+def _log_base(name: str, inv_ln: float) -> Emitter:
+    """log2/log10, exact at exact powers (log10(1000) == 3, log2(8) == 3: digit
+    and bit counts), where log(x) * (1/ln base) is off by an ulp or two.
+    float32: that product in float64, rounded once (vectorized); float64: the
+    C library's function (a scalar call)."""
+    def emit(b, d, x):
+        if x.type == F32:
+            wide = b.fmul(_log(b, d, b.fpext(x, F64)), ir.Constant(F64, inv_ln))
+            return b.fptrunc(wide, F32)
+        return _libm(name)(b, d, x)
+    return emit
 
 
 def _trig(name: str) -> Emitter:
@@ -354,6 +369,8 @@ EMITTERS: dict[str, Emitter] = {
     "trunc": _call("llvm.trunc"),
     "rint": _call("llvm.roundeven"),  # ties to even whatever the rounding mode
     "nextafter": _libm("nextafter"),
+    "log2": _log_base("log2", 1.0 / math.log(2.0)),
+    "log10": _log_base("log10", 1.0 / math.log(10.0)),
     "copysign": _call("llvm.copysign"),
     "signbit": _signbit,
     "invert": lambda b, d, x: b.xor(x, ir.Constant(x.type, -1 if d.is_int else 1)),

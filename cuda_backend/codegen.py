@@ -79,9 +79,9 @@ def cast(x: str, src: DType, dst: DType) -> str:
     return f"(({ctype(dst)})({x}))"
 
 
-_UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "expm1", "log", "sqrt", "sin", "cos", "tan", "tanh",
-                                      "sigmoid", "asin", "acos", "atan", "signbit",
-                                      "floor", "ceil", "trunc", "rint")}
+_UNARY_CALL = {n: f"lz_{n}" for n in ("abs", "exp", "expm1", "log", "log2", "log10", "sqrt",
+                                      "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos",
+                                      "atan", "signbit", "floor", "ceil", "trunc", "rint")}
 _BINARY_CALL = {"add": "lz_add", "sub": "lz_sub", "mul": "lz_mul", "floordiv": "lz_floordiv",
                 "mod": "lz_mod", "pow": "lz_pow", "maximum": "lz_max", "minimum": "lz_min",
                 "atan2": "lz_atan2", "copysign": "lz_copysign", "nextafter": "lz_nextafter"}

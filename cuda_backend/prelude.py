@@ -83,6 +83,10 @@ LZ_D float lz_exp(float x) { return expf(x); }
 LZ_D double lz_exp(double x) { return exp(x); }
 LZ_D float lz_log(float x) { return logf(x); }
 LZ_D double lz_log(double x) { return log(x); }
+LZ_D float lz_log2(float x) { return log2f(x); }
+LZ_D double lz_log2(double x) { return log2(x); }
+LZ_D float lz_log10(float x) { return log10f(x); }
+LZ_D double lz_log10(double x) { return log10(x); }
 LZ_D float lz_sqrt(float x) { return sqrtf(x); }
 LZ_D double lz_sqrt(double x) { return sqrt(x); }
 LZ_D float lz_sin(float x) { return sinf(x); }

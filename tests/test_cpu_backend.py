@@ -31,7 +31,7 @@ from cpu_backend_helpers import (BE, BE_TILED, assert_same, contiguous_kernel, r
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 TRANSCENDENTAL = {"exp", "expm1", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "asin", "acos",
-                  "atan", "atan2",
+                  "atan", "atan2", "log2", "log10",
                   "philox_normal_f32", "philox_normal_f64"}  # Box-Muller: log, sin, cos
 EXACT_OPS = sorted(set(ELEMENTWISE) - TRANSCENDENTAL)
 SMOOTH_OPS = ["add", "sub", "mul", "maximum", "minimum", "neg", "abs", "copy"]

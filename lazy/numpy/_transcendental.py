@@ -65,11 +65,11 @@ def log1p(x: object, /) -> Tensor:
 
 
 def log2(x: object, /) -> Tensor:
-    return _ap("mul", _ap("log", _float(x)), 1.0 / _LN2)
+    return _ap("log2", _float(x))
 
 
 def log10(x: object, /) -> Tensor:
-    return _ap("mul", _ap("log", _float(x)), 1.0 / math.log(10.0))
+    return _ap("log10", _float(x))
 
 
 def sinh(x: object, /) -> Tensor:
