@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
+
 from scheduler.dtypes import DType, as_dtype, bool_, float_result, int64
 from scheduler.ops import REDUCTIONS
 from scheduler.view import View, normalize_dim
@@ -41,7 +43,22 @@ def _axes_of(shape: tuple[int, ...], axis, op: str) -> tuple[int, ...]:
 def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
     if axis is not None and dim is not None:
         raise TypeError("pass either axis or dim, not both")
+    for k in (keepdim, keepdims):
+        if not (isinstance(k, (bool, np.bool_)) or (type(k) is int and k in (0, 1))):
+            what = repr(k) if len(repr(k)) < 40 else f"a {type(k).__name__}"
+            raise TypeError(f"keepdims must be a bool, got {what} (NumPy's positional dtype "
+                            f"comes second only in sum, prod and mean; out= is not supported)")
     return (axis if axis is not None else dim), bool(keepdim or keepdims)
+
+
+def keepdims_or_dtype(second: object, dtype: object) -> tuple[object, object]:
+    """The second positional argument of sum/prod/mean: PyTorch's keepdim (a
+    bool) or NumPy's dtype (anything else)."""
+    if isinstance(second, (bool, np.bool_)) or (type(second) is int and second in (0, 1)):
+        return second, dtype
+    if dtype is not None:
+        raise TypeError(f"dtype given twice: {second!r} and {dtype!r}")
+    return False, second
 
 
 def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
@@ -138,9 +155,15 @@ def _reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
 
 
 def mean(t: Tensor, axis=None, keepdims: bool = False, *, dim=None,
-         keepdim: bool = False) -> Tensor:
+         keepdim: bool = False, dtype: object = None) -> Tensor:
     """sum / count in the floating dtype (float64 for bool, which NumPy
-    averages as integers); the division fuses as an epilogue."""
+    averages as integers); the division fuses as an epilogue. `dtype`
+    (NumPy's, PyTorch's): the input is cast to it first, and so is the mean."""
+    keepdims, dtype = keepdims_or_dtype(keepdims, dtype)
+    if dtype is not None:
+        want = as_dtype(dtype)
+        out = mean(elementwise.astype(t, want), axis, keepdims, dim=dim, keepdim=keepdim)
+        return out if out.dtype == want else elementwise.astype(out, want)
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, "sum")
     count = math.prod(t.shape[a] for a in axes)

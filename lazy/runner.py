@@ -69,7 +69,9 @@ class NumpyRedirect:
             try:
                 module = self._import("lazy." + name, globals, locals, fromlist, 0)
             except ModuleNotFoundError as e:
-                if e.name != "lazy." + name:
+                # lazy.numpy lacks the module or a package on its path
+                # (NumPy's C code imports numpy._core._methods this way)
+                if not e.name or not ("lazy." + name + ".").startswith(e.name + "."):
                     raise
             else:  # `import numpy.x` binds the top package, as the real import does
                 return module if fromlist else sys.modules["lazy.numpy"]

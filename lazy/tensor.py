@@ -438,9 +438,11 @@ class Tensor(ArrayProtocols):
     # (reductions.reduce's own `dtype` is the result dtype of an internal
     # reduction; a user's `dtype=` is NumPy's: what sum/prod accumulate in)
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
+        keepdims, dtype = reductions.keepdims_or_dtype(keepdims, dtype)  # x.sum(0, np.float64)
         return reductions.total(self, "sum", axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
 
     def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
+        keepdims, dtype = reductions.keepdims_or_dtype(keepdims, dtype)
         return reductions.total(self, "prod", axis, keepdims, dim=dim, keepdim=keepdim,
                                 dtype=dtype)
 

@@ -284,3 +284,44 @@ def test_reductions_property(a, data):
         with np.errstate(all="ignore"):
             want = getattr(np, name)(a, axis=axis)
         assert_close(getattr(lnp, name)(x, axis=axis), want, rtol=1e-9, atol=1e-9)
+
+
+def test_numpys_positional_dtype_and_out_forms():
+    """NumPy's `x.sum(axis, dtype)` and `mean(axis, dtype)` (PyTorch's second
+    positional is keepdim, a bool: both are told apart by type), an ndarray out= on
+    reductions (a sync, then a copy into it), and anything else in keepdims's place
+    refused by name rather than read as true."""
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    x = lnp.asarray(a)
+    same(x.sum(0, np.float64), a.sum(0, np.float64))
+    same(x.prod(1, np.float32), a.prod(1, np.float32))
+    same(x.mean(1, np.float32), a.mean(1, np.float32))
+    same(x.mean(dtype=np.float32), a.mean(dtype=np.float32))
+    same(x.sum(1, True), a.sum(1, keepdims=True))
+    with pytest.raises(TypeError, match="keepdims must be a bool"):
+        x.max(0, np.empty(3))
+    with pytest.raises(TypeError, match="dtype given twice"):
+        x.sum(0, np.float64, dtype=np.float32)
+    for fn in (np.sum, np.mean, np.max, np.argmax):
+        out = np.empty(3, fn(a, axis=0).dtype)
+        assert fn(x, axis=0, out=out) is out
+        np.testing.assert_array_equal(out, fn(a, axis=0))
+
+
+def test_sort_and_argsort_of_axis_none_flatten(allow):
+    a = np.array([[3, 1], [2, 0]])
+    same(lnp.sort(lnp.asarray(a), axis=None), np.sort(a, axis=None))
+    same(lnp.argsort(lnp.asarray(a), axis=None), np.argsort(a, axis=None))
+
+
+def test_arange_of_a_0d_integer_tensor_is_an_integer_range():
+    labels = lnp.asarray(np.array([0, 2, 1, 2]))
+    same(lnp.arange(labels.max() + 1), np.arange(3))
+    same(lnp.arange(lnp.asarray(np.float32(2.5))), np.arange(2.5))
+
+
+def test_numpys_other_names_of_the_five_dtypes():
+    for name in ("double", "single", "intc", "long", "longlong", "int_", "float64"):
+        assert lnp.zeros(2, getattr(lnp, name)).dtype.name == np.dtype(getattr(np, name)).name
+    with pytest.raises(AttributeError, match="float16"):
+        lnp.float16

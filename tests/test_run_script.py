@@ -26,6 +26,16 @@ def test_numpy_program_prints_the_same_under_lazy():
     assert summary[1] == "[lazy] NumPy fallbacks (1): median"
 
 
+def test_real_ndarrays_in_a_script_keep_numpys_methods():
+    """NumPy's C code imports numpy._core._methods with the script's globals; lazy.numpy
+    has no such module, so the real one is used (it used to raise ModuleNotFoundError)."""
+    script = SCRIPTS / "real_ndarrays.py"
+    plain = python(script)
+    lazily = python("-m", "lazy", script)
+    assert plain.returncode == 0 and lazily.returncode == 0, lazily.stderr
+    assert lazily.stdout == plain.stdout
+
+
 def test_only_the_scripts_own_modules_get_lazy_numpy():
     run = python("-m", "lazy", SCRIPTS / "which_numpy.py")
     assert run.returncode == 0, run.stderr

@@ -32,12 +32,13 @@ from ._sorting import *  # noqa: F401,F403
 from ._statistical import *  # noqa: F401,F403
 from ._transcendental import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
-from scheduler.dtypes import bool_  # noqa: F401
+from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
 
 __array_api_version__ = "2024.12"
 
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
 _MISSING = object()
+_SUPPORTED = ("bool", "int32", "int64", "float32", "float64")
 # NumPy's abstract scalar types, for `issubdtype(t.dtype, np.floating)`: NumPy's own
 _CATEGORIES = (_np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger,
                _np.inexact, _np.floating, _np.complexfloating)
@@ -83,6 +84,8 @@ def __getattr__(name: str) -> object:
     if name.startswith("_") or attr is _MISSING:
         raise AttributeError(f"module 'lazy.numpy' has no attribute {name!r}")
     if isinstance(attr, type) and issubclass(attr, _np.generic) and attr not in _CATEGORIES:
+        if _np.dtype(attr).name in _SUPPORTED:  # np.double, np.single, np.intc, np.long, ...
+            return _as_dtype(attr)
         raise AttributeError(f"lazy.numpy has no dtype {name!r}: lazyrt supports bool, int32, "
                              f"int64, float32, float64")
     if isinstance(attr, (_types.ModuleType, type, int, float)) or not callable(attr):

@@ -73,10 +73,17 @@ def array(obj: object, dtype: object = None, *, copy: bool = True, device: objec
 
 def arange(start: float, /, stop: float | None = None, step: float = 1, dtype: object = None,
            *, device: object = None) -> Tensor:
+    start, stop, step = (_number(v) for v in (start, stop, step))
     ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                for v in (start, stop, step) if v is not None)
     d = as_dtype(dtype) if dtype is not None else (int64 if ints else float64)
     return creation.arange(start, stop, step, dtype=d, device=_device(device))
+
+
+def _number(v: object) -> object:
+    """A 0-d tensor as the Python number it holds (`arange(labels.max() + 1)`:
+    the result's length needs its value, so this is a sync point)."""
+    return v.item() if isinstance(v, Tensor) and v.ndim == 0 else v
 
 
 def empty(shape: object, dtype: object = None, *, device: object = None) -> Tensor:

@@ -72,10 +72,13 @@ def store_out(result: Tensor, out: object) -> Tensor:
         return result
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
-    if not isinstance(out, Tensor):
-        raise TypeError(f"out must be a lazy tensor, got {type(out).__name__}")
+    if not isinstance(out, (Tensor, np.ndarray)):
+        raise TypeError(f"out must be a lazy tensor or a NumPy array, got {type(out).__name__}")
     if out.shape != result.shape:
         raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
                          f"match the result shape {result.shape}")
+    if isinstance(out, np.ndarray):  # NumPy memory: the values are needed now
+        np.copyto(out, np.asarray(result), casting="same_kind")
+        return out
     out[...] = result
     return out

@@ -10,6 +10,11 @@ from ._helpers import axis_arg, tensor
 from ._manipulation import flip
 
 
+def _flat_if_none(t: Tensor, axis: int | None) -> tuple[Tensor, int]:
+    """NumPy's `axis=None`: sort the flattened array."""
+    return (t.reshape(-1), -1) if axis is None else (t, axis)
+
+
 def _check(name: str, t: Tensor, axis: int) -> int:
     if t.ndim == 0:
         raise ValueError(f"{name}: cannot sort a 0-d array")
@@ -34,10 +39,10 @@ def _stable_float_sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray
     return s
 
 
-def sort(x: object, /, axis: int = -1, kind: str | None = None, *, descending: bool = False,
+def sort(x: object, /, axis: int | None = -1, kind: str | None = None, *, descending: bool = False,
          stable: bool = True) -> Tensor:
     """Sorted copy along `axis` (NaNs last ascending, first descending)."""
-    t = tensor(x)
+    t, axis = _flat_if_none(tensor(x), axis)
     axis = _check("sort", t, axis)
     if kind is None and stable and t.dtype.is_float:
         return numpy_fallback("sort", _stable_float_sort, (t,), {"axis": axis,
@@ -49,10 +54,10 @@ def sort(x: object, /, axis: int = -1, kind: str | None = None, *, descending: b
     return flip(out, axis=axis) if descending else out
 
 
-def argsort(x: object, /, axis: int = -1, kind: str | None = None, *,
+def argsort(x: object, /, axis: int | None = -1, kind: str | None = None, *,
             descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort `x` along `axis`; descending keeps equal elements in order."""
-    t = tensor(x)
+    t, axis = _flat_if_none(tensor(x), axis)
     axis = _check("argsort", t, axis)
     kind = kind or ("stable" if stable else None)
     if not descending:
