@@ -9,7 +9,7 @@ llvmlite/LLVM versions, and the host CPU name and features.
 Any failure (unwritable or missing directory, a truncated, corrupt or
 foreign file, a full disk, a race with another process) means "not cached":
 a run never fails because of the cache. Files carry a magic header and a
-SHA-256 of the payload and are written via a temporary file and an atomic
+SHA-256 of their key and payload and are written via a temporary file and an atomic
 rename; a file that fails the check is ignored and replaced.
 
 LAZY_CACHE_DIR sets the directory (default ~/.cache/lazyrt/llvm);
@@ -22,19 +22,28 @@ import os
 import tempfile
 from pathlib import Path
 
-MAGIC = b"LAZYRT-LLVM-OBJ1\n"
+MAGIC = b"LAZYRT-LLVM-OBJ2\n"
 
 
 def _source_hash() -> str:
-    """Hash of this package's code generator, so a code change invalidates."""
+    """Hash of the code generator, so a code change invalidates: this package
+    and `scheduler`, whose op table (Philox constants, primitives), kernel IR
+    and dtype rules the generated code depends on."""
     h = hashlib.sha256()
     here = Path(__file__).parent
-    for name in sorted(p.name for p in here.glob("*.py")):
-        try:
-            h.update(name.encode() + (here / name).read_bytes())
-        except OSError:
-            h.update(name.encode())
+    for d in (here, here.parent / "scheduler"):
+        for name in sorted(p.name for p in d.glob("*.py")):
+            try:
+                h.update(f"{d.name}/{name}".encode() + (d / name).read_bytes())
+            except OSError:
+                h.update(name.encode())
     return h.hexdigest()
+
+
+def _digest(key: str, payload: bytes) -> bytes:
+    """SHA-256 of the key and the object: an intact file of another key (copied
+    or renamed into place) fails the check as a corrupt one does."""
+    return hashlib.sha256(key.encode() + b"\0" + payload).digest()
 
 
 class DiskCache:
@@ -69,7 +78,7 @@ class DiskCache:
         if len(data) < head + 32 or data[:head] != MAGIC:
             return None
         digest, payload = data[head:head + 32], data[head + 32:]
-        if hashlib.sha256(payload).digest() != digest:
+        if _digest(key, payload) != digest:  # corrupt, or another key's object
             return None
         return payload
 
@@ -80,7 +89,7 @@ class DiskCache:
         try:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                f.write(MAGIC + _digest(key, payload) + payload)
             os.replace(tmp, self.dir / f"{key}.o")
             tmp = None
         except Exception:  # noqa: BLE001 - unwritable, full, raced: not cached

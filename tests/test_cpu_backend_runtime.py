@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -210,6 +211,40 @@ def test_disk_cache_roundtrip_and_fail_soft(tmp_path, monkeypatch):
         assert be.compile(k)[1].cache == "miss"
         ours, ref = run_flat(k, [x], be)
         np.testing.assert_array_equal(ours[0], ref[0])
+
+
+def test_disk_cache_refuses_another_kernels_intact_object(tmp_path):
+    """An intact entry of another kernel under this kernel's name (copied or renamed
+    into place) is not loaded (it used to fail with "JIT produced no address", or
+    crash); the kernel is recompiled."""
+    sq = contiguous_kernel(lambda x: unop("sqrt", x), [float64], float64)
+    ex = contiguous_kernel(lambda x: unop("exp", x), [float64], float64)
+    first = JIT(cache_dir=tmp_path)
+    first.compile(sq)
+    (sq_file,) = tmp_path.glob("*.o")
+    first.compile(ex)
+    (ex_file,) = set(tmp_path.glob("*.o")) - {sq_file}
+    ex_file.write_bytes(sq_file.read_bytes())
+    be = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    assert be.compile(ex)[1].cache == "miss"
+    x = np.linspace(0, 2, 50)
+    ours, ref = run_flat(ex, [x], be)
+    np.testing.assert_allclose(ours[0], np.exp(x), rtol=1e-13)
+
+
+def test_disk_cache_key_covers_the_scheduler_code_generation_reads(monkeypatch):
+    """Generated code depends on scheduler modules (Philox constants in ops.py, the
+    kernel IR, dtype rules): a change there must not load old objects."""
+    from cpu_backend import diskcache
+    before = diskcache._source_hash()
+    real = Path.read_bytes
+
+    def edited(self):
+        data = real(self)
+        return data + b"\n# edited" if self.name == "ops.py" and self.parent.name == "scheduler" \
+            else data
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert diskcache._source_hash() != before
 
 
 # -- advanced indexing: Gather reads, Output.pos writes, in-place aliasing ---------------------
