@@ -11,6 +11,7 @@ whenever the table has doubled since the last sweep.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,14 @@ _pending_nodes = 0
 # Pending buffers an automatic sync could not compute: later automatic
 # syncs leave them alone (an explicit sync still tries, and raises).
 _failed: "weakref.WeakSet[Buffer]" = weakref.WeakSet()
+# Storages with a pending write over realized memory, held until it runs:
+# the memory may be a NumPy array given to `asarray` or seen through
+# `numpy()`/DLPack, so the write must happen even if every tensor of the
+# storage is dropped (a dead pending result is otherwise never computed).
+_writes: dict[int, "Storage"] = {}
+# One sync at a time: two threads realizing the same pending write would
+# run it twice, and a sync rewrites the graph the other one walks.
+_sync_lock = threading.RLock()
 
 
 class ImplicitSyncError(RuntimeError):
@@ -46,7 +55,7 @@ def track(s: "Storage") -> None:
     if old is not None:
         if old() is s:  # already tracked: a write made a new version
             return
-        del _live[key]  # a dead storage's id, reused: the new one goes last
+        _live.pop(key, None)  # a dead storage's id, reused: the new one goes last
     _live[key] = weakref.ref(s)
     if len(_live) >= _sweep_at:
         _sweep()
@@ -56,7 +65,7 @@ def _sweep() -> None:
     global _sweep_at
     for key, ref in list(_live.items()):
         if ref() is None:
-            del _live[key]
+            _live.pop(key, None)  # another thread may be sweeping too
     _sweep_at = max(1024, 2 * len(_live))
 
 
@@ -125,6 +134,8 @@ def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
     """Point `storage` at a new version: a scatter over its current buffer."""
     old = storage.buf
     storage.buf = pending("scatter", srcs, arg, old.dtype, (old.size,), old.device)
+    if old.array is not None or id(storage) in _writes:
+        _writes[id(storage)] = storage
     track(storage)
     count_node()
 
@@ -152,6 +163,17 @@ def element_array(buf: Buffer, offset: int) -> Any:
 
 
 def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
+    """Realize the still-pending `bufs` under the sync lock (another thread
+    may have realized some meanwhile), then let go of written storages
+    whose writes have run."""
+    with _sync_lock:
+        _realize_locked([b for b in bufs if b.pending], cause, where)
+        for key, s in list(_writes.items()):
+            if not s.buf.pending:
+                del _writes[key]
+
+
+def _realize_locked(bufs: list[Buffer], cause: str, where: str) -> None:
     """`realize`, except for one-element copies (views._element): the tensor
     each one reads is realized instead (as reading a view of it did), and
     the element is then copied out of its memory. So `a[i]` for every i of

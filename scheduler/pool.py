@@ -26,7 +26,9 @@ class Pool:
     def __init__(self) -> None:
         self._free: dict[tuple[int, str], list[np.ndarray]] = defaultdict(list)
         self._bytes = 0
-        self._lock = threading.Lock()
+        # reentrant: `give` runs from finalizers, and a garbage collection
+        # inside `give` (it allocates) may run another buffer's finalizer
+        self._lock = threading.RLock()
 
     @staticmethod
     def limit() -> int:

@@ -48,3 +48,26 @@ def test_pool_can_be_turned_off(fresh_log, monkeypatch):
     del y
     gc.collect()
     assert pool.take(N, np.dtype(np.float32)) is None
+
+
+def test_give_reentered_by_a_finalizer_does_not_deadlock(monkeypatch):
+    """`give` runs from weakref finalizers and allocates under its lock; a garbage
+    collection there can run another buffer's finalizer, which calls `give` again on
+    the same thread (it used to block forever on a non-reentrant lock)."""
+    import threading
+    from scheduler.pool import Pool
+    p = Pool()
+    outer, inner = np.empty(1 << 18), np.empty(1 << 18)
+    real_limit = Pool.limit
+
+    def limit():
+        if not hasattr(limit, "entered"):
+            limit.entered = True
+            p.give(inner)  # what a collection inside give would do
+        return real_limit()
+    monkeypatch.setattr(p, "limit", limit)
+    worker = threading.Thread(target=p.give, args=(outer,), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "give deadlocked when re-entered"
+    assert p._bytes == outer.nbytes + inner.nbytes

@@ -143,6 +143,68 @@ def test_tensor_that_cannot_be_computed_does_not_break_automatic_syncs():
         bad.sync()
 
 
+def test_write_to_a_dropped_tensor_over_shared_memory_still_runs():
+    """A write into memory someone else sees (an asarray'd array, a numpy() view)
+    is an effect: it runs at the next sync even when every tensor of that storage
+    was dropped (a dropped pending result is otherwise never computed)."""
+    a = np.zeros(4)
+    lazy.asarray(a).add_(1)
+    c = np.zeros(4)
+    lazy.asarray(c)[1:3] = 5
+    t = lazy.asarray(np.zeros(1 << 18))
+    view = t.numpy()
+    t += 1
+    kept = t * 1  # a reader of the middle version
+    t += 1
+    del t
+    lazy.sync()
+    np.testing.assert_array_equal(a, np.ones(4))
+    np.testing.assert_array_equal(c, [0, 5, 5, 0])
+    assert view[0] == 2.0 and kept.numpy()[0] == 1.0
+    from lazy import runtime
+    assert not runtime._writes  # nothing is held once the writes ran
+
+
+def test_syncs_from_several_threads_run_each_write_once():
+    """Syncs are serialized: two threads syncing the same pending write at once ran
+    it twice (x += 1 gave 2), and automatic syncs realizing other threads' tensors
+    did the same. Every thread's values must be NumPy's."""
+    import threading
+    x = lazy.asarray(np.zeros(1 << 20))
+    x.sync()
+    x += 1
+    start = threading.Barrier(4)
+    errors = []
+
+    def sync_all():
+        start.wait()
+        lazy.sync()
+
+    def own_tensors(seed):
+        try:
+            start.wait()
+            for _ in range(5):
+                y = lazy.asarray(np.zeros(1000))
+                for _ in range(5):
+                    y += 1
+                if y.numpy()[0] != 5.0:
+                    errors.append((seed, y.numpy()[0]))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append((seed, e))
+    lazy.config.max_pending_nodes = 3
+    try:
+        threads = [threading.Thread(target=sync_all) for _ in range(2)] + \
+            [threading.Thread(target=own_tensors, args=(i,)) for i in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        lazy.config.max_pending_nodes = None
+    assert not errors, errors
+    assert x.numpy()[0] == 1.0
+
+
 def test_chain_of_100k_pending_ops_syncs_without_recursion_error():
     lazy.config.max_pending_nodes = 1_000_000
     try:
