@@ -57,7 +57,13 @@ def merge_duplicates(order: list[Buffer]) -> tuple[list[Buffer], dict[int, Buffe
 
     Returns the surviving buffers and a map from each merged duplicate's id
     to the buffer that computes it; consumers are rewired in place.
+
+    The old version of a write (a scatter's first source) is never merged
+    either way: the write may reuse its memory in place, which must not be
+    the memory of an equal-valued tensor (`b = zeros(3); c = zeros(3);
+    c += 1` would change b).
     """
+    written = {id(buf.node.srcs[0][0]) for buf in order if buf.node.op == "scatter"}
     seen: dict[tuple, Buffer] = {}
     alias: dict[int, Buffer] = {}
     kept: list[Buffer] = []
@@ -67,6 +73,9 @@ def merge_duplicates(order: list[Buffer]) -> tuple[list[Buffer], dict[int, Buffe
             node.srcs = tuple((alias.get(id(b), b), v) for b, v in node.srcs)
             for b, _ in node.srcs:
                 b.add_reader(node)
+        if id(buf) in written:
+            kept.append(buf)
+            continue
         first = seen.setdefault(_key(node), buf)
         if first is buf:
             kept.append(buf)

@@ -215,3 +215,35 @@ def test_chained_writes_on_pending_storage_then_one_sync():
     assert_close(t, a)
 
 
+
+
+
+EQUAL_THEN_WRITTEN = [  # (id, make one tensor from x, write it): the same in NumPy and lazyrt
+    ("zeros_buffers", lambda x, m: m.zeros(3), lambda t, x: t.__iadd__(x * 0.5)),
+    ("clones", lambda x, m: x.copy() if m is np else x.clone(), lambda t, x: t.__setitem__(0, -1.0)),
+    ("same_expression", lambda x, m: x * 2, lambda t, x: t.__iadd__(3)),
+]
+
+
+@pytest.mark.parametrize("name, make, write", EQUAL_THEN_WRITTEN,
+                         ids=[e[0] for e in EQUAL_THEN_WRITTEN])
+@pytest.mark.parametrize("order", ["write_second", "write_first"])
+def test_write_to_one_of_two_equal_tensors_leaves_the_other(name, make, write, order):
+    """Two tensors built by the same expression are one computation to the CSE pass;
+    a write to one of them may run in place, so it must not land in the other's
+    memory (b = zeros(3); c = zeros(3); c += 1 used to change b), whichever of the
+    two was built first."""
+    a = np.arange(3.0)
+    x = lazy.asarray(a.copy())
+    mod = type("lazy_ns", (), {"zeros": staticmethod(lambda n: lazy.zeros(n, dtype=lazy.float64))})
+    results = []
+    for m, src in ((np, a), (mod, x)):
+        kept, written = make(src, m), make(src, m)
+        if order == "write_first":
+            kept, written = written, kept
+        write(written, src)
+        results.append((kept, written))
+    lazy.sync()
+    (np_kept, np_written), (lz_kept, lz_written) = results
+    assert_close(lz_kept, np_kept)
+    assert_close(lz_written, np_written)
