@@ -17,7 +17,6 @@ The `philox_*` random-number ops live in philox.py.
 from __future__ import annotations
 
 import math
-
 from typing import Callable
 
 from llvmlite import ir

@@ -44,17 +44,22 @@ def _options(axis, dim, keepdim, keepdims) -> tuple[object, bool]:
     if axis is not None and dim is not None:
         raise TypeError("pass either axis or dim, not both")
     for k in (keepdim, keepdims):
-        if not (isinstance(k, (bool, np.bool_)) or (type(k) is int and k in (0, 1))):
+        if not _is_flag(k):
             what = repr(k) if len(repr(k)) < 40 else f"a {type(k).__name__}"
             raise TypeError(f"keepdims must be a bool, got {what} (NumPy's positional dtype "
                             f"comes second only in sum, prod and mean; out= is not supported)")
     return (axis if axis is not None else dim), bool(keepdim or keepdims)
 
 
+def _is_flag(k: object) -> bool:
+    """A keepdim value: a bool (NumPy's too), or 0/1."""
+    return isinstance(k, (bool, np.bool_)) or (type(k) is int and k in (0, 1))
+
+
 def keepdims_or_dtype(second: object, dtype: object) -> tuple[object, object]:
     """The second positional argument of sum/prod/mean: PyTorch's keepdim (a
     bool) or NumPy's dtype (anything else)."""
-    if isinstance(second, (bool, np.bool_)) or (type(second) is int and second in (0, 1)):
+    if _is_flag(second):
         return second, dtype
     if dtype is not None:
         raise TypeError(f"dtype given twice: {second!r} and {dtype!r}")

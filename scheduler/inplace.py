@@ -69,4 +69,3 @@ def aliased_inputs(step: Step, target: object) -> list[int]:
     return [i for i, b in enumerate(step.inputs)
             if b is not None and b is not step.base and isinstance(b.array, np.ndarray)
             and np.may_share_memory(b.array, target)]
-

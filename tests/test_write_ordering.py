@@ -220,7 +220,8 @@ def test_chained_writes_on_pending_storage_then_one_sync():
 
 EQUAL_THEN_WRITTEN = [  # (id, make one tensor from x, write it): the same in NumPy and lazyrt
     ("zeros_buffers", lambda x, m: m.zeros(3), lambda t, x: t.__iadd__(x * 0.5)),
-    ("clones", lambda x, m: x.copy() if m is np else x.clone(), lambda t, x: t.__setitem__(0, -1.0)),
+    ("clones", lambda x, m: x.copy() if m is np else x.clone(),
+     lambda t, x: t.__setitem__(0, -1.0)),
     ("same_expression", lambda x, m: x * 2, lambda t, x: t.__iadd__(3)),
 ]
 
