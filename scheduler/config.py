@@ -2,7 +2,7 @@
 
 Read when used, never at import, so tests and users can change them at
 any time (`lazy.config.max_pending_nodes = 10_000`). The settings checked
-on every op or every sync, LAZY_MAX_PENDING and LAZY_LOG, are read once at
+on every op or every sync, LAZY_MAX_PENDING, LAZY_MAX_KERNEL_OPS and LAZY_LOG, are read once at
 first use (an environment lookup is several Python calls, ~10 us each time
 once a big array operation has evicted the caches); setting them to None
 from code reads the variable again.
@@ -42,8 +42,14 @@ class Config:
 
     @property
     def max_kernel_ops(self) -> int:
-        """Ops one fused kernel may hold; longer chains are cut (LAZY_MAX_KERNEL_OPS)."""
-        return self._max_kernel_ops or _env_int("LAZY_MAX_KERNEL_OPS", 128)
+        """Ops one fused kernel may hold; longer chains are cut (LAZY_MAX_KERNEL_OPS).
+
+        Checked for every fused node and part of the schedule cache's key,
+        so the variable is read once, at first use.
+        """
+        if self._max_kernel_ops is None:
+            self._max_kernel_ops = _env_int("LAZY_MAX_KERNEL_OPS", 128)
+        return self._max_kernel_ops
 
     @max_kernel_ops.setter
     def max_kernel_ops(self, n: int | None) -> None:

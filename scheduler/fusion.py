@@ -14,7 +14,11 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
   broadcast or permuted, which needs the whole result first;
 - "epilogue reads through a view": same for an elementwise value computed
   after the reduction;
-- "kernel op cap": the kernel already holds config.max_kernel_ops ops;
+- "kernel op cap": the kernel would compute more than config.max_kernel_ops
+  ops. An op counts once per distinct view path it is evaluated along
+  (`y[::-1] + y.T.reshape(...)` evaluates `y`'s expression twice), so
+  chains that read each step through several views are cut before the
+  expression, and its compile time, grows exponentially;
 - "write": a scatter (setitem, in-place op) makes a new version of a
   storage, which is always written to memory;
 - "base of a write": the version a scatter writes into must be in memory;
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field
 from .config import config
 from .graph import Buffer
 from .ops import RANDOM_OPS
-from .view import View, compose
+from .view import Path, View, extend
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
 _RANDOM = frozenset(op for by_dtype in RANDOM_OPS.values() for op in by_dtype.values())
@@ -60,6 +64,8 @@ class Group:
     trivial: bool = True         # every member is read in storage order (epilogue-ready)
     extra: list[Buffer] = field(default_factory=list)  # requested members, also written
     core: object = None          # a MatmulCore this epilogue runs with (matmul_fusion)
+    paths: dict[int, tuple[Path, ...]] = field(default_factory=dict)  # member -> where evaluated
+    ops: int = 0                 # ops the kernel computes: paths summed over members
 
 
 def is_trivial(view: View, buf: Buffer) -> bool:
@@ -93,11 +99,34 @@ def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: s
     return None
 
 
+def start_paths(buf: Buffer) -> tuple[Path, ...]:
+    """Where a kernel rooted at `buf` starts evaluating its sources: a
+    reduction's over its input's domain, a write's over the written values'."""
+    node = buf.node
+    if node.op == "reduce":
+        return ((View.contiguous(node.srcs[0][1].shape),),)
+    if node.op == "scatter":
+        return ((View.contiguous(node.srcs[1][1].shape),),)
+    return ((View.contiguous(node.shape),),)
+
+
+def paths_through(buf: Buffer, group: Group, readers: list) -> tuple[Path, ...]:
+    """The distinct paths along which `group`'s loop would evaluate `buf`
+    (lowering builds one expression per path); all readers are members."""
+    if buf.node.op == "reduce":
+        return start_paths(buf)  # read after the loop: one value per output element
+    found: dict[Path, None] = {}
+    for u, view, _ in readers:
+        for p in group.paths[id(u)]:
+            found[extend(p, view)] = None
+    return tuple(found)
+
+
 def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
     """None if `buf` can be inlined into `group` (all its readers are there), else why not."""
     if group.kind == "extern" or buf.node.op in ("matmul", "to_device"):
         return "extern"
-    if len(group.members) >= config.max_kernel_ops:
+    if group.ops + len(paths_through(buf, group, users)) > config.max_kernel_ops:
         return "kernel op cap"
     if buf.node.op == "reduce":
         if group.kind == "reduce":
@@ -116,6 +145,9 @@ def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
 
 
 def join(buf: Buffer, group: Group, users: list) -> None:
+    paths = paths_through(buf, group, users)
+    group.paths[id(buf)] = paths
+    group.ops += len(paths)
     group.members.append(buf)
     if buf.node.op == "reduce":
         group.kind, group.reduce = "reduce", buf
@@ -156,44 +188,16 @@ def tiles(views: list[View], size: int) -> bool:
     return start == 0 and expected == size
 
 
-def read_views(buf: Buffer, group: Group, users: dict) -> list[View] | None:
+def read_views(buf: Buffer, group: Group, readers: list) -> list[View] | None:
     """The views through which `group`'s loop reads `buf`, or None when a
-    read needs chained views (strides cannot say it) or there are too many.
-
-    Walks from `buf` up to the kernel's root through readers that are all
-    members; without recursion. A reduction kernel's loop runs over the
-    reduction's input, which is where its prologue's reads start.
-    """
-    paths: dict[int, list[View]] = {id(group.root): [View.contiguous(group.root.node.shape)]}
-    if group.reduce is not None:
-        paths[id(group.reduce)] = [View.contiguous(group.reduce.node.srcs[0][1].shape)]
-    stack = [buf]
-    while stack:
-        b = stack[-1]
-        if id(b) in paths:
-            stack.pop()
-            continue
-        readers = users.get(id(b), [])
-        todo = [u for u, _, _ in readers if id(u) not in paths]
-        if todo:
-            stack.extend(todo)
-            continue
-        stack.pop()
-        views = []
-        for u, view, _ in readers:
-            for p in paths[id(u)]:
-                v = compose(p, view)
-                if v is None:
-                    return None
-                views.append(v)
-        views = list(dict.fromkeys(views))  # the same element read twice is written once
-        if len(views) > MAX_PATHS:
-            return None
-        paths[id(b)] = views
-    return paths[id(buf)]
+    read needs chained views (strides cannot say it) or there are too many."""
+    paths = paths_through(buf, group, readers)
+    if len(paths) > MAX_PATHS or any(len(p) > 1 for p in paths):
+        return None
+    return [p[0] for p in paths]  # the same element read twice is written once
 
 
-def random_read_twice(buf: Buffer, group: Group, users: dict) -> str | None:
+def random_read_twice(buf: Buffer, group: Group, readers: list) -> str | None:
     """Why a random op must not be computed inside `group`, or None.
 
     Each view a kernel reads it through is its own Philox stream per loop
@@ -204,13 +208,13 @@ def random_read_twice(buf: Buffer, group: Group, users: dict) -> str | None:
     if buf.node.op not in _RANDOM or group.kind not in ("elementwise", "reduce") or \
             buf.device != "cpu":
         return None
-    views = read_views(buf, group, users)
+    views = read_views(buf, group, readers)
     if views is not None and len(views) < 2:
         return None
     return f"random, read through {len(views) if views else 'chained'} views"
 
 
-def extra_output_group(buf: Buffer, readers: list, group_of: dict, users: dict) -> Group | None:
+def extra_output_group(buf: Buffer, readers: list, group_of: dict) -> Group | None:
     """The kernel that can write requested `buf` as an extra output, if any."""
     groups = {id(group_of.get(id(u))) for u, _, _ in readers}
     if not readers or len(groups) != 1 or is_free(buf) or buf.node.op == "scatter":
@@ -220,9 +224,9 @@ def extra_output_group(buf: Buffer, readers: list, group_of: dict, users: dict) 
         return None
     if any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
         return None
-    if random_read_twice(buf, group, users) is not None:
+    if random_read_twice(buf, group, readers) is not None:
         return None
-    views = read_views(buf, group, users)
+    views = read_views(buf, group, readers)
     return group if views is not None and tiles(views, buf.size) else None
 
 
@@ -239,7 +243,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
         readers = users.get(id(buf), [])
         why = reason_to_materialize(buf, readers, group_of, requested)
         if why == "requested":
-            group = extra_output_group(buf, readers, group_of, users)
+            group = extra_output_group(buf, readers, group_of)
             if group is not None:
                 join(buf, group, readers)
                 group.extra.append(buf)
@@ -249,7 +253,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
             continue  # inlined wherever it is read
         if why is None:
             group = group_of[id(readers[0][0])]
-            why = can_fuse(buf, group, readers) or random_read_twice(buf, group, users)
+            why = can_fuse(buf, group, readers) or random_read_twice(buf, group, readers)
             if why is None:
                 join(buf, group, readers)
                 group_of[id(buf)] = group
@@ -259,6 +263,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
         group = Group(root=buf, why=why, kind=kind)
         if group.kind != "extern":
             group.members.append(buf)
+            group.paths[id(buf)], group.ops = start_paths(buf), 1
             if buf.node.op == "reduce":
                 group.kind, group.reduce = "reduce", buf
                 group.side[id(buf)] = "out"

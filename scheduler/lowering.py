@@ -18,9 +18,7 @@ from .graph import Buffer, const_key
 from .kernel_ir import (Cast, Expr, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
                         Reduced, Scalar)
 from .ops import REDUCTIONS
-from .view import View, compose, contiguous_strides
-
-Path = tuple[View, ...]
+from .view import Path, View, contiguous_strides, extend
 
 
 @dataclass
@@ -45,11 +43,6 @@ def _op_names(group: Group) -> tuple[str, ...]:
     nodes = [group.root] if group.kind == "extern" else group.members
     return tuple(f"{b.node.arg[0] if b.node.op == 'reduce' else b.node.op}@{b.node.where}"
                  for b in nodes)
-
-
-def extend(path: Path, view: View) -> Path:
-    merged = compose(path[-1], view)
-    return path[:-1] + (merged,) if merged is not None else path + (view,)
 
 
 class _Builder:

@@ -5,7 +5,8 @@ iteration. Its key is the graph's structure: ops, static arguments and
 constant values (not those of `param` nodes, run-time scalars such as a
 random tensor's seed and first counter), dtypes, shapes, devices, every
 view, where each op was built, which inputs are the same storage, and which
-buffers the sync asked for. Sizes are in the views, so a new shape is a new key. On a hit the
+buffers the sync asked for, plus the fusion setting `max_kernel_ops`.
+Sizes are in the views, so a new shape is a new key. On a hit the
 stored plan is re-instantiated over the new graph's buffers: the passes,
 fusion and lowering are skipped, and kernels come from the backends'
 caches. What depends on run-time state (in-place or copy for writes,
@@ -17,6 +18,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
+from .config import config
 from .fusion import Group
 from .graph import Buffer, const_key
 from .lowering import Step
@@ -47,7 +49,7 @@ def graph_key(order: list[Buffer], targets: list[Buffer]) -> tuple[tuple, list[B
         arg = const_key(n.arg) if n.op == "const" else None if n.op == "param" else n.arg
         parts.append((n.op, arg, n.dtype, n.shape, b.device, n.where, tuple(srcs)))
     wanted = tuple(sorted(index[id(t)] for t in targets))
-    return (tuple(parts), wanted), externals
+    return (tuple(parts), wanted, config.max_kernel_ops), externals
 
 
 @dataclass(frozen=True)

@@ -223,3 +223,12 @@ def compose(outer: View, inner: View) -> View | None:
         return None
     offset = inner.offset + sum(b * s for b, s in zip(base, inner.strides))
     return View(outer.shape, tuple(strides), offset)
+
+
+Path = tuple[View, ...]  # views from a kernel's index to a value; chained where compose fails
+
+
+def extend(path: Path, view: View) -> Path:
+    """`path` followed by `view`: folded into its last view when strides can say it."""
+    merged = compose(path[-1], view)
+    return path[:-1] + (merged,) if merged is not None else path + (view,)

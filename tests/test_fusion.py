@@ -211,6 +211,36 @@ def test_kernel_op_cap_cuts_long_chains_into_cached_kernels():
     np.testing.assert_array_equal(y.numpy(), np.arange(10) + 64)
 
 
+def _expanded_ops(kernel) -> int:
+    """Op nodes the compiled kernel evaluates, each shared subtree once."""
+    from scheduler.kernel_ir import Op, postorder
+    roots = [o.expr for o in kernel.outputs] + ([kernel.reduce.expr] if kernel.reduce else [])
+    return sum(isinstance(e, Op) for e in postorder(roots))
+
+
+@pytest.mark.parametrize("cap", [None, 16])
+def test_kernel_op_cap_counts_each_view_an_op_is_evaluated_through(cap):
+    """`y[::-1]*0.5 + y.T.reshape(...)*0.25` evaluates y's expression along two
+    view paths that strides cannot fold together, so one fused kernel of N
+    such steps grew as 2**N (N=8: one kernel of thousands of ops, seconds to
+    compile; N=12: minutes). The cap counts ops per path and cuts the chain."""
+    from lazy.explain import plan
+    lazy.config.max_kernel_ops = cap
+    try:
+        a = np.arange(30, dtype=np.float32).reshape(6, 5)
+        y, ref = lazy.asarray(a.copy()), a.copy()
+        for _ in range(10):
+            y = y[::-1] * 0.5 + y.T.reshape(6, 5) * 0.25
+            ref = ref[::-1] * 0.5 + ref.T.reshape(6, 5) * 0.25
+        steps = plan([y._buf]).steps
+        sizes = [_expanded_ops(s.kernel) for s in steps]
+        assert max(sizes) <= lazy.config.max_kernel_ops, sizes
+        assert len(steps) > 1
+        np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6)
+    finally:
+        lazy.config.max_kernel_ops = None
+
+
 def test_duplicate_nodes_are_merged():
     x = lazy.rand(10)
     a = lazy.exp(x) * 2

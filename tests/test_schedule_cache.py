@@ -75,6 +75,24 @@ def test_anything_structural_misses_and_stays_correct(change):
     np.testing.assert_allclose(z.numpy(), want, rtol=1e-5)
 
 
+def test_a_new_kernel_op_cap_misses():
+    """max_kernel_ops decides where fusion cuts, so a plan made under one cap
+    must not be reused under another."""
+    kernels = []
+    try:
+        for cap in (None, 4):
+            lazy.config.max_kernel_ops = cap
+            x, y = lazy.rand(40), lazy.rand(40)  # built on the same lines: same structure
+            z = step(x, y)
+            lazy.sync(z)
+            assert last_sync().schedule == "miss"
+            kernels.append(len([k for k in lazy.log if k.sync_id == last_sync().id]))
+            np.testing.assert_allclose(z.numpy(), ref(x.numpy(), y.numpy()), rtol=1e-5)
+    finally:
+        lazy.config.max_kernel_ops = None
+    assert kernels[0] == 1 and kernels[1] > 1
+
+
 def test_writes_still_decide_in_place_at_run_time():
     x = lazy.zeros(100)
     for i in range(3):
