@@ -36,6 +36,17 @@ def test_real_ndarrays_in_a_script_keep_numpys_methods():
     assert lazily.stdout == plain.stdout
 
 
+def test_shuffling_a_tensor_in_place_matches_numpy():
+    """np.random.shuffle / Generator.shuffle / RandomState.shuffle of a tensor
+    (rows, columns, a 1-D view) give NumPy's order for the same seed; NumPy's
+    own shuffle duplicated rows of a tensor (its rows are views)."""
+    script = SCRIPTS / "shuffle_rows.py"
+    plain = python(script)
+    lazily = python("-m", "lazy", script)
+    assert plain.returncode == 0 and lazily.returncode == 0, lazily.stderr
+    assert lazily.stdout == plain.stdout
+
+
 def test_only_the_scripts_own_modules_get_lazy_numpy():
     run = python("-m", "lazy", SCRIPTS / "which_numpy.py")
     assert run.returncode == 0, run.stderr

@@ -32,6 +32,7 @@ from ._sorting import *  # noqa: F401,F403
 from ._statistical import *  # noqa: F401,F403
 from ._transcendental import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
+from . import random  # noqa: F401  (numpy.random, shuffling tensors correctly)
 from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
 
 __array_api_version__ = "2024.12"
@@ -75,7 +76,7 @@ def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 
     Functions run as logged NumPy fallbacks (median, percentile, ...);
-    submodules (random, linalg, fft), classes (errstate, dtype), the
+    submodules (fft, ...), classes (errstate, dtype), the
     abstract dtype categories (floating, integer, ...) and constants are
     NumPy's own; dtypes lazyrt lacks (int8, float16,
     complex128, ...) raise AttributeError saying so.

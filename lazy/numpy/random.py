@@ -1,0 +1,70 @@
+"""numpy.random, with shuffles that understand tensors.
+
+NumPy's `shuffle` treats anything but an ndarray as a sequence and swaps
+its rows with `x[i], x[j] = x[j], x[i]`. A tensor's rows are views (as in
+PyTorch), so the first assignment overwrites the row the second one then
+reads: rows are duplicated and others lost, silently. Here a tensor is
+shuffled by one gather through the permutation NumPy's own shuffle would
+apply (`permutation(n)` draws the same swaps from the same state), so a
+seeded script shuffles exactly as it does under NumPy. Everything else
+is numpy.random itself: its numbers are ndarrays, which lazyrt reads as
+inputs.
+"""
+from __future__ import annotations
+
+import numpy.random as _random
+from numpy.random import *  # noqa: F401,F403
+
+from scheduler.view import normalize_dim as _normalize_dim
+
+from ..tensor import Tensor as _Tensor
+
+
+def _permute(x: _Tensor, order: object, axis: int) -> None:
+    """Write `x` back in the order of index array `order` along `axis`."""
+    index = [slice(None)] * x.ndim
+    index[axis] = order
+    x[...] = x[tuple(index)]
+
+
+def _axis_length(x: _Tensor, axis: int) -> tuple[int, int]:
+    if x.ndim == 0:
+        raise TypeError("shuffle of a 0-d tensor: it has no axis to shuffle (NumPy: "
+                        "'len() of unsized object')")
+    axis = _normalize_dim(axis, x.ndim, "axis")
+    return axis, x.shape[axis]
+
+
+def shuffle(x: object) -> None:
+    """numpy.random.shuffle; a tensor is shuffled along its first axis in place."""
+    if not isinstance(x, _Tensor):
+        return _random.shuffle(x)
+    _, n = _axis_length(x, 0)
+    _permute(x, _random.permutation(n), 0)
+
+
+class Generator(_random.Generator):
+    """numpy.random.Generator whose `shuffle` understands tensors."""
+
+    def shuffle(self, x: object, axis: int = 0) -> None:
+        if not isinstance(x, _Tensor):
+            return super().shuffle(x, axis=axis)
+        axis, n = _axis_length(x, axis)
+        _permute(x, self.permutation(n), axis)
+
+
+class RandomState(_random.RandomState):
+    """numpy.random.RandomState whose `shuffle` understands tensors."""
+
+    def shuffle(self, x: object) -> None:
+        if not isinstance(x, _Tensor):
+            return super().shuffle(x)
+        _, n = _axis_length(x, 0)
+        _permute(x, self.permutation(n), 0)
+
+
+def default_rng(seed: object = None) -> Generator:
+    """numpy.random.default_rng, giving this module's Generator over the same bits."""
+    if isinstance(seed, Generator):
+        return seed
+    return Generator(_random.default_rng(seed).bit_generator)
