@@ -80,13 +80,16 @@ def _size(fn: str, name: str, value: object) -> int:
 
 def dtype_of_value(value: object, dtype: object | None,
                    floating: DType = DEFAULT_FLOAT) -> DType:
-    """The dtype a fill value gets: `dtype` if given, else bool, int64 or
-    `floating` (lazy's PyTorch-like float32; lazy.numpy passes float64)."""
+    """The dtype a fill value gets: `dtype` if given, else a NumPy scalar's
+    own (strong, as in NumPy: `np.full(3, np.int32(7))` is int32), else bool,
+    int64 or `floating` (lazy's PyTorch-like float32; lazy.numpy passes float64)."""
     if dtype is not None:
         return as_dtype(dtype)
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.generic):
+        return as_dtype(value.dtype)
+    if isinstance(value, bool):
         return bool_
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, int):
         return int64
     return floating
 

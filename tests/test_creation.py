@@ -175,6 +175,13 @@ def test_full_like_keeps_dtype_and_converts_value():
     assert_close(lazy.full_like(f, 1.5), np.full((2, 2), 1.5, np.float32))
 
 
+@pytest.mark.parametrize("value", [np.int32(7), np.float64(0.1), np.bool_(False)])
+def test_full_keeps_a_numpy_scalars_dtype(value):
+    """NumPy scalars are strong, here as in arithmetic: their dtype, not PyTorch's defaults."""
+    assert_close(lazy.full((2, 3), value), np.full((2, 3), value), rtol=0, atol=0)
+    assert_close(lazy.full_like(lazy.zeros(3), value), np.full(3, value, np.float32))
+
+
 def test_full_values_exact():
     assert_close(lazy.full((3,), 2**40), np.full(3, 2**40, np.int64))
     assert_close(lazy.full((3,), -0.1, dtype=lazy.float64), np.full(3, -0.1))

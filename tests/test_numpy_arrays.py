@@ -41,6 +41,26 @@ def test_creation_defaults_follow_numpy():
     assert lnp.empty((2, 2), dtype=lnp.int32).dtype == lnp.int32
 
 
+@pytest.mark.parametrize("value", [np.int32(7), np.int64(-3), np.float32(1.5), np.float64(2.5),
+                                   np.bool_(True)])
+def test_full_takes_a_numpy_scalars_dtype(value):
+    """A NumPy scalar is strong: `np.full(3, np.int32(7))` is int32, not int64."""
+    same(lnp.full((2, 3), value), np.full((2, 3), value))
+    same(lnp.full(3, value, dtype=lnp.float32), np.full(3, value, dtype=np.float32))
+    x = lnp.zeros((2, 2), dtype=lnp.int32)
+    same(lnp.full_like(x, value), np.full_like(np.zeros((2, 2), np.int32), value))
+
+
+@pytest.mark.parametrize("start, stop", [(np.float32(0), np.float32(1)), (np.float32(0.1), 2),
+                                         (np.int32(0), 1), (np.bool_(False), 3),
+                                         (np.float32(0), np.float64(1)), (0, 1)])
+def test_linspace_dtype_from_start_and_stop(start, stop):
+    """NumPy promotes start and stop with a float: float32 scalars give float32."""
+    assert_close(lnp.linspace(start, stop, num=7), np.linspace(start, stop, 7))
+    assert_close(lnp.linspace(start, stop, num=4, endpoint=False),
+                 np.linspace(start, stop, 4, endpoint=False))
+
+
 def test_asarray_array_and_copy_semantics():
     a = np.arange(4.0)
     shared = lnp.asarray(a)

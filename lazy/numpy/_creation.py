@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from scheduler.dtypes import DType, as_dtype, float64, int64
+from scheduler.dtypes import DType, as_dtype, float64, int64, result_type
 
 from .. import creation, elementwise
 from ..tensor import Tensor
@@ -19,12 +19,10 @@ from ._helpers import host_array, tensor
 
 
 def _default(value: object, dtype: object) -> DType:
-    """NumPy's dtype for a fill value: bool, int64, float64, or a NumPy float
+    """NumPy's dtype for a fill value: bool, int64, float64, or a NumPy
     scalar's own."""
     if dtype is None:
-        if isinstance(value, np.floating):
-            return as_dtype(value.dtype)
-        if not isinstance(value, (bool, int, float, np.bool_, np.integer)):
+        if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
             raise TypeError(f"fill value must be a bool, int or float, "
                             f"got {type(value).__name__}")
     return creation.dtype_of_value(value, dtype, float64)
@@ -139,8 +137,13 @@ def identity(n: int, dtype: object = None, *, device: object = None) -> Tensor:
 
 def linspace(start: float, stop: float, /, num: int = 50, endpoint: bool = True, *,
              dtype: object = None, device: object = None) -> Tensor:
-    """NumPy's linspace; integer dtypes take the floor of the float values, as NumPy."""
-    d = as_dtype(dtype or float64)
+    """NumPy's linspace; integer dtypes take the floor of the float values, as NumPy.
+
+    The default dtype is NumPy's: start and stop promoted with a float (Python
+    numbers weak), so NumPy float32 scalars give float32 and integers float64.
+    """
+    d = as_dtype(dtype) if dtype is not None else result_type(
+        *(v.dtype if isinstance(v, Tensor) else v for v in (start, stop)), 1.0)
     if not d.is_float:
         from ._rounding import floor
         y = creation.linspace(start, stop, num, endpoint, dtype=float64, device=_device(device))
