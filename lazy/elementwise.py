@@ -123,6 +123,25 @@ def _compare_out_of_range(op: str, scalar_first: bool, above: bool) -> bool:
     return (op in ("lt", "le")) == right_is_larger
 
 
+def never_equal(x: object) -> bool:
+    """None or a string: no number equals it. NumPy's `==` and `!=` answer
+    elementwise (all False, all True), PyTorch's with a Python bool; lazyrt
+    follows NumPy, as its operators do; other ops raise TypeError."""
+    return x is None or isinstance(x, (str, bytes))
+
+
+def _non_number(op: str, args: tuple) -> Tensor:
+    """`op` with None or a string operand: `==` all False, `!=` all True (in the
+    tensors' broadcast shape), any other op a TypeError naming the operand."""
+    if op not in ("eq", "ne"):
+        bad = next(type(x).__name__ for x in args if never_equal(x))
+        raise TypeError(f"{op}: unsupported operand of type {bad}; expected a tensor, a "
+                        f"number, a NumPy array or nested lists")
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return apply("copy", const(op == "ne", bool_, shape, tensors[0].device))
+
+
 def apply(op: str, *args: object) -> Tensor:
     """Build `op` over tensors and Python scalars (at least one tensor).
 
@@ -142,6 +161,8 @@ def apply(op: str, *args: object) -> Tensor:
         elif isinstance(a, Scalar) and not isinstance(a, np.generic):  # `_is_scalar`
             signature.append(type(a))
         else:
+            if any(never_equal(x) for x in args):
+                return _non_number(op, args)
             return apply(op, *_as_tensors(args))
     if device is None:
         return apply(op, *_as_tensors(args))

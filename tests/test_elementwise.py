@@ -481,3 +481,24 @@ def test_comparing_with_an_int_beyond_the_dtype_is_exact(dt):
 
 _MIRROR = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__le__": "__ge__",
            "__gt__": "__lt__", "__ge__": "__le__"}
+
+
+@pytest.mark.parametrize("other", [None, "a", b"x"])
+def test_comparing_with_none_or_a_string_is_elementwise_as_numpy(other):
+    """NumPy's `a == None` is all False and `a != None` all True (PyTorch's is
+    a Python bool; lazyrt's operators follow NumPy); other ops raise TypeError."""
+    import lazy.numpy as lnp
+    a = np.arange(6.0).reshape(2, 3)
+    t = lazy.asarray(a)
+    for got, want in ((t == other, a == other), (t != other, a != other),
+                      (other == t, other == a), (other != t, other != a)):
+        assert_close(got, want)
+    assert_close(lazy.asarray(np.array(1.5)) == other, np.array(1.5) == other)
+    kind = type(other).__name__
+    with pytest.raises(TypeError, match=f"lt: unsupported operand of type {kind}"):
+        t < other
+    if other is None:  # np.equal(a, "a") has no loop, but np.equal(a, None) compares
+        assert_close(lnp.equal(t, None), np.equal(a, None))
+        assert_close(lnp.not_equal(None, t), np.not_equal(None, a))
+        with pytest.raises(TypeError, match="add: unsupported operand of type NoneType"):
+            lnp.add(t, None)

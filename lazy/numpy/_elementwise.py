@@ -16,7 +16,7 @@ from ._helpers import check_kind, operand, tensor
 
 
 def _apply(op: str, *args: object) -> Tensor:
-    ops = [operand(a) for a in args]
+    ops = [a if a is None else operand(a) for a in args]  # np.equal(x, None) is all False
     if not any(isinstance(a, Tensor) for a in ops):
         ops[0] = tensor(ops[0])
     return elementwise.apply(op, *ops)
