@@ -184,6 +184,13 @@ class Tensor(ArrayProtocols):
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, value: object) -> bool:
+        """`value in t`: is any element equal to it (NumPy's and PyTorch's
+        `(t == value).any()`), one implicit sync. Python's default iterated
+        rows, syncing each, and failed on 0-d and 2-D tensors."""
+        found = elementwise.apply("eq", self, value).any()
+        return bool(found._scalar("__contains__"))
+
     __hash__ = object.__hash__
 
     # -- sync and reading values -------------------------------------------

@@ -483,6 +483,20 @@ _MIRROR = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__le__":
            "__gt__": "__lt__", "__ge__": "__le__"}
 
 
+@pytest.mark.parametrize("value", [3, 5, 2.0, 2.5, np.int32(4), True, [3, 4], [[1], [5]],
+                                   np.array([1, 4]), None, "a"])
+def test_in_is_any_element_equal_as_numpy(value):
+    """`v in t` is NumPy's `(t == v).any()`: Python's default iterated the rows,
+    syncing each, and raised on a 2-D or 0-d tensor."""
+    a = np.array([[1, 2], [3, 4]])
+    assert (value in lazy.asarray(a)) is (value in a)
+    if isinstance(value, list):
+        assert (lazy.asarray(value) in lazy.asarray(a)) is (value in a)
+    assert (3 in lazy.asarray(np.array(3))) is True and (3 in lazy.zeros(0)) is False
+    with pytest.raises(ValueError, match=r"broadcast together with shapes \(2, 2\) \(3,\)"):
+        [1, 2, 3] in lazy.asarray(a)
+
+
 @pytest.mark.parametrize("other", [None, "a", b"x"])
 def test_comparing_with_none_or_a_string_is_elementwise_as_numpy(other):
     """NumPy's `a == None` is all False and `a != None` all True (PyTorch's is

@@ -70,6 +70,7 @@ def test_sync_of_given_tensors_leaves_others_pending():
     (lambda t: int(t[0]), "implicit: __int__"),
     (lambda t: [1, 2, 3][t[0].astype(lazy.int64) % 2], "implicit: __index__"),
     (lambda t: f"{t.sum():.3f}", "implicit: format"),
+    (lambda t: 3.0 in t, "implicit: __contains__"),
 ])
 def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
     t = lazy.arange(4) * 1.5
