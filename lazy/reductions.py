@@ -162,16 +162,21 @@ def _reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
 def mean(t: Tensor, axis=None, keepdims: bool = False, *, dim=None,
          keepdim: bool = False, dtype: object = None) -> Tensor:
     """sum / count in the floating dtype (float64 for bool, which NumPy
-    averages as integers); the division fuses as an epilogue. `dtype`
-    (NumPy's, PyTorch's): the input is cast to it first, and so is the mean."""
+    averages as integers); the division fuses as an epilogue. `dtype` is
+    NumPy's: the input is cast to it first, and an integer or bool `dtype`
+    sums in that dtype (wrapping as NumPy's does) and truncates the quotient
+    into it (PyTorch refuses a non-floating dtype)."""
     keepdims, dtype = keepdims_or_dtype(keepdims, dtype)
-    if dtype is not None:
-        want = as_dtype(dtype)
-        out = mean(elementwise.astype(t, want), axis, keepdims, dim=dim, keepdim=keepdim)
-        return out if out.dtype == want else elementwise.astype(out, want)
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, "sum")
     count = math.prod(t.shape[a] for a in axes)
-    dtype = float_result(int64 if t.dtype.is_bool else t.dtype)
-    total = reduce(elementwise.cast(t, dtype), "sum", axis=axes, keepdims=keep)
-    return elementwise.apply("truediv", total, float(count) if count else float("nan"))
+    divisor = float(count) if count else float("nan")
+    want = None if dtype is None else as_dtype(dtype)
+    if want is not None and not want.is_float:
+        sums = total(t, "sum", axes, keep, dtype=want)
+        return elementwise.cast(elementwise.apply("truediv", sums, divisor), want)
+    if want is not None:
+        t = elementwise.cast(t, want)
+    sums = reduce(elementwise.cast(t, float_result(int64 if t.dtype.is_bool else t.dtype)),
+                  "sum", axis=axes, keepdims=keep)
+    return elementwise.apply("truediv", sums, divisor)

@@ -308,6 +308,22 @@ def test_numpys_positional_dtype_and_out_forms():
         np.testing.assert_array_equal(out, fn(a, axis=0))
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("a", [np.array([-1.5, 2.5, 3.7, -4.0, 9.9]),
+                               np.array([[1, 2, 4], [-7, 5, 6]]),
+                               np.array([2**30, 2**30], np.int32),        # the int32 sum wraps
+                               np.array([2**62 + 1, 2**62 + 3])])         # so does the int64 one
+def test_mean_with_an_integer_dtype_is_numpys_truncated_mean(a, dtype):
+    """NumPy sums in the integer dtype (wrapping) and truncates the quotient
+    into it; this was a float64 mean (lazy.numpy) or a float mean cast back."""
+    x = lnp.asarray(a)
+    for axis in (None, -1):
+        same(lnp.mean(x, axis=axis, dtype=dtype), np.mean(a, axis=axis, dtype=dtype))
+        same(x.mean(axis, dtype=dtype), a.mean(axis, dtype=dtype))
+    same(x.mean(0, True, dtype=dtype), a.mean(0, keepdims=True, dtype=dtype))
+    same(np.mean(x, dtype=dtype), np.asarray(np.mean(a, dtype=dtype)))
+
+
 def test_sort_and_argsort_of_axis_none_flatten(allow):
     a = np.array([[3, 1], [2, 0]])
     same(lnp.sort(lnp.asarray(a), axis=None), np.sort(a, axis=None))

@@ -68,10 +68,11 @@ def _floating(x: object, dtype: object) -> Tensor:
 
 def mean(x: object, /, axis: object = None, dtype: object = None, out: object = None,
          keepdims: bool = False) -> Tensor:
-    """Arithmetic mean in the floating dtype (float64 for bool and integers)."""
-    t = _floating(x, dtype)
-    return store_out(reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims),
-                     out)
+    """Arithmetic mean in the floating dtype (float64 for bool and integers);
+    an integer `dtype` gives NumPy's truncated integer mean."""
+    t = tensor(x)
+    return store_out(reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims,
+                                     dtype=dtype), out)
 
 
 def var(x: object, /, axis: object = None, dtype: object = None, out: object = None,
