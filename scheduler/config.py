@@ -48,11 +48,15 @@ class Config:
         so the variable is read once, at first use.
         """
         if self._max_kernel_ops is None:
-            self._max_kernel_ops = _env_int("LAZY_MAX_KERNEL_OPS", 128)
+            n = _env_int("LAZY_MAX_KERNEL_OPS", 128)
+            self._max_kernel_ops = n if n >= 1 else 128
         return self._max_kernel_ops
 
     @max_kernel_ops.setter
     def max_kernel_ops(self, n: int | None) -> None:
+        if n is not None and (not isinstance(n, int) or n < 1):
+            raise ValueError(f"max_kernel_ops must be an int of at least 1 (or None: "
+                             f"LAZY_MAX_KERNEL_OPS, default 128), got {n!r}")
         self._max_kernel_ops = n
 
     @property

@@ -114,7 +114,12 @@ def paths_through(buf: Buffer, group: Group, readers: list) -> tuple[Path, ...]:
     """The distinct paths along which `group`'s loop would evaluate `buf`
     (lowering builds one expression per path); all readers are members."""
     if buf.node.op == "reduce":
-        return start_paths(buf)  # read after the loop: one value per output element
+        return start_paths(buf)  # its sources run over its input's domain
+    return read_paths(buf, group, readers)
+
+
+def read_paths(buf: Buffer, group: Group, readers: list) -> tuple[Path, ...]:
+    """The distinct paths along which `group`'s loop reads `buf`."""
     found: dict[Path, None] = {}
     for u, view, _ in readers:
         for p in group.paths[id(u)]:
@@ -122,11 +127,12 @@ def paths_through(buf: Buffer, group: Group, readers: list) -> tuple[Path, ...]:
     return tuple(found)
 
 
-def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
-    """None if `buf` can be inlined into `group` (all its readers are there), else why not."""
+def can_fuse(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) -> str | None:
+    """None if `buf` can be inlined into `group` (all its readers are there),
+    evaluated along `paths` (paths_through), else why not."""
     if group.kind == "extern" or buf.node.op in ("matmul", "to_device"):
         return "extern"
-    if group.ops + len(paths_through(buf, group, users)) > config.max_kernel_ops:
+    if group.ops + len(paths) > config.max_kernel_ops:
         return "kernel op cap"
     if buf.node.op == "reduce":
         if group.kind == "reduce":
@@ -144,8 +150,7 @@ def can_fuse(buf: Buffer, group: Group, users: list) -> str | None:
     return None
 
 
-def join(buf: Buffer, group: Group, users: list) -> None:
-    paths = paths_through(buf, group, users)
+def join(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) -> None:
     group.paths[id(buf)] = paths
     group.ops += len(paths)
     group.members.append(buf)
@@ -191,7 +196,7 @@ def tiles(views: list[View], size: int) -> bool:
 def read_views(buf: Buffer, group: Group, readers: list) -> list[View] | None:
     """The views through which `group`'s loop reads `buf`, or None when a
     read needs chained views (strides cannot say it) or there are too many."""
-    paths = paths_through(buf, group, readers)
+    paths = read_paths(buf, group, readers)
     if len(paths) > MAX_PATHS or any(len(p) > 1 for p in paths):
         return None
     return [p[0] for p in paths]  # the same element read twice is written once
@@ -214,20 +219,23 @@ def random_read_twice(buf: Buffer, group: Group, readers: list) -> str | None:
     return f"random, read through {len(views) if views else 'chained'} views"
 
 
-def extra_output_group(buf: Buffer, readers: list, group_of: dict) -> Group | None:
-    """The kernel that can write requested `buf` as an extra output, if any."""
+def extra_output_group(buf: Buffer, readers: list, group_of: dict
+                       ) -> tuple[Group, tuple[Path, ...]] | None:
+    """The kernel that can write requested `buf` as an extra output, and the
+    paths it evaluates `buf` along; None if there is none."""
     groups = {id(group_of.get(id(u))) for u, _, _ in readers}
     if not readers or len(groups) != 1 or is_free(buf) or buf.node.op == "scatter":
         return None
     group = group_of.get(id(readers[0][0]))
-    if group is None or group.kind != "elementwise" or can_fuse(buf, group, readers) is not None:
+    if group is None or group.kind != "elementwise" or \
+            any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
         return None
-    if any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
-        return None
-    if random_read_twice(buf, group, readers) is not None:
+    paths = paths_through(buf, group, readers)
+    if can_fuse(buf, group, readers, paths) is not None or \
+            random_read_twice(buf, group, readers) is not None:
         return None
     views = read_views(buf, group, readers)
-    return group if views is not None and tiles(views, buf.size) else None
+    return (group, paths) if views is not None and tiles(views, buf.size) else None
 
 
 def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
@@ -243,9 +251,10 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
         readers = users.get(id(buf), [])
         why = reason_to_materialize(buf, readers, group_of, requested)
         if why == "requested":
-            group = extra_output_group(buf, readers, group_of)
-            if group is not None:
-                join(buf, group, readers)
+            found = extra_output_group(buf, readers, group_of)
+            if found is not None:
+                group, paths = found
+                join(buf, group, readers, paths)
                 group.extra.append(buf)
                 group_of[id(buf)] = group
                 continue
@@ -253,9 +262,10 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
             continue  # inlined wherever it is read
         if why is None:
             group = group_of[id(readers[0][0])]
-            why = can_fuse(buf, group, readers) or random_read_twice(buf, group, readers)
+            paths = paths_through(buf, group, readers)
+            why = can_fuse(buf, group, readers, paths) or random_read_twice(buf, group, readers)
             if why is None:
-                join(buf, group, readers)
+                join(buf, group, readers, paths)
                 group_of[id(buf)] = group
                 continue
         kind = {"matmul": "extern", "to_device": "extern",

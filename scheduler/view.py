@@ -193,6 +193,8 @@ def compose(outer: View, inner: View) -> View | None:
     """
     if inner.size == 0 or outer.size == 0:
         return View(outer.shape, (0,) * outer.ndim, inner.offset)
+    if inner.offset == 0 and inner.is_contiguous():  # storage order: the identity
+        return outer
     flat = inner.reshape((inner.size,))
     if flat is not None:  # inner is one arithmetic progression
         (s,) = flat.strides
@@ -231,4 +233,6 @@ Path = tuple[View, ...]  # views from a kernel's index to a value; chained where
 def extend(path: Path, view: View) -> Path:
     """`path` followed by `view`: folded into its last view when strides can say it."""
     merged = compose(path[-1], view)
+    if merged is path[-1]:
+        return path
     return path[:-1] + (merged,) if merged is not None else path + (view,)

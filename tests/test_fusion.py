@@ -186,6 +186,31 @@ def test_live_intermediate_its_reader_does_not_tile_is_its_own_kernel(read):
     np.testing.assert_allclose(b.numpy(), read(xn + 1), rtol=1e-6)
 
 
+@pytest.mark.parametrize("axis", [None, 1])
+def test_live_reduction_read_by_one_epilogue_is_its_extra_output(axis):
+    """`z = (x*x).sum(); w = sqrt(z)` with both kept: the reduction's kernel
+    writes z and runs sqrt as its epilogue, one kernel (the op cap's path
+    count once broke this by measuring z over its input's domain)."""
+    xn = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = lazy.asarray(xn)
+    z = (x * x).sum(axis=axis)
+    w = lazy.sqrt(z) * 2
+    lazy.sync(z, w)
+    assert [k.kernel for k in kernels_of_last_sync()] == ["r0_mul_sum_sqrt"]
+    np.testing.assert_allclose(z.numpy(), (xn * xn).sum(axis=axis), rtol=1e-6)
+    np.testing.assert_allclose(w.numpy(), np.sqrt((xn * xn).sum(axis=axis)) * 2, rtol=1e-6)
+
+
+def test_kernel_op_cap_below_one_is_refused():
+    try:
+        for bad in (0, -3, 2.5):
+            with pytest.raises(ValueError, match="max_kernel_ops must be an int of at least 1"):
+                lazy.config.max_kernel_ops = bad
+    finally:
+        lazy.config.max_kernel_ops = None
+    assert lazy.config.max_kernel_ops == 128
+
+
 def test_matmul_is_an_extern_blas_kernel_between_fused_kernels():
     a, b = lazy.rand(16, 8), lazy.rand(8, 4)
     c = ((a * 2) @ (b + 1)).sum(axis=0)
