@@ -31,6 +31,7 @@ from ._searching import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._statistical import *  # noqa: F401,F403
 from ._transcendental import *  # noqa: F401,F403
+from ._ufunc import wrap_ufuncs as _wrap_ufuncs
 from ._utility import *  # noqa: F401,F403
 from . import random  # noqa: F401  (numpy.random, shuffling tensors correctly)
 from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
@@ -97,3 +98,6 @@ def __getattr__(name: str) -> object:
     fallback.__name__ = fallback.__qualname__ = name
     fallback.__doc__ = f"numpy.{name}, run as a logged NumPy fallback."
     return fallback
+
+
+_wrap_ufuncs(globals())  # np.add(x, y, out=z), np.maximum.reduce(x): NumPy's ufunc conventions
