@@ -8,9 +8,13 @@ llvmlite/LLVM versions, and the host CPU name and features.
 
 Any failure (unwritable or missing directory, a truncated, corrupt or
 foreign file, a full disk, a race with another process) means "not cached":
-a run never fails because of the cache. Files carry a magic header and a
-SHA-256 of their key and payload and are written via a temporary file and an atomic
-rename; a file that fails the check is ignored and replaced.
+a run never fails because of the cache, and the log says what happened:
+`note()` gives the problem since it was last asked (the cache off, a file
+that failed its check, a write that failed), which the JIT appends to the
+cache column of the kernel it compiled (`cache miss (new structure; disk
+cache: ...)`). Files carry a magic header and a SHA-256 of their key and
+payload and are written via a temporary file and an atomic rename; a file
+that fails the check is ignored and replaced.
 
 LAZY_CACHE_DIR sets the directory (default ~/.cache/lazyrt/llvm);
 LAZY_DISK_CACHE=0 turns the cache off.
@@ -51,8 +55,9 @@ class DiskCache:
         self.salt = salt + _source_hash()
         self.status = "on"
         self.dir: Path | None = None
+        self._note = ""
         if os.environ.get("LAZY_DISK_CACHE", "1").strip().lower() in ("0", "off", "false", "no"):
-            self.status = "off (LAZY_DISK_CACHE=0)"
+            self.status = self._note = "off (LAZY_DISK_CACHE=0)"
             return
         if directory is None:
             directory = os.environ.get("LAZY_CACHE_DIR") or \
@@ -62,7 +67,12 @@ class DiskCache:
             self.dir.mkdir(parents=True, exist_ok=True)
         except Exception as e:  # noqa: BLE001 - fail soft
             self.dir = None
-            self.status = f"off ({type(e).__name__}: {e})"
+            self.status = self._note = f"off ({type(e).__name__}: {e})"
+
+    def note(self) -> str:
+        """What went wrong since the last call ("" if nothing), for the log."""
+        note, self._note = self._note, ""
+        return f"disk cache: {note}" if note else ""
 
     def key(self, structural_key: str) -> str:
         return hashlib.sha256((self.salt + "\0" + structural_key).encode()).hexdigest()[:40]
@@ -76,9 +86,11 @@ class DiskCache:
             return None
         head = len(MAGIC)
         if len(data) < head + 32 or data[:head] != MAGIC:
+            self._note = "file failed its check (truncated, or another format): recompiled"
             return None
         digest, payload = data[head:head + 32], data[head + 32:]
         if _digest(key, payload) != digest:  # corrupt, or another key's object
+            self._note = "file failed its check (corrupt, or another kernel's): recompiled"
             return None
         return payload
 
@@ -92,8 +104,8 @@ class DiskCache:
                 f.write(MAGIC + _digest(key, payload) + payload)
             os.replace(tmp, self.dir / f"{key}.o")
             tmp = None
-        except Exception:  # noqa: BLE001 - unwritable, full, raced: not cached
-            pass
+        except Exception as e:  # noqa: BLE001 - unwritable, full, raced: not cached
+            self._note = f"not written ({type(e).__name__}: {e})"
         finally:
             if tmp is not None:
                 try:

@@ -178,10 +178,11 @@ class JIT:
                 self._remember(kernel, hit)
                 return hit, CompileInfo("hit", 0.0)
             c, source, ms = self._build(kernel, key, None)
-            new = self._newness.describe(key)
+            new = self._newness.describe(key)  # also learns disk-loaded kernels
+            new = "; ".join(n for n in (new if source == "miss" else "", self.disk.note()) if n)
             self._cache[key] = c
             self._remember(kernel, c)
-            return c, CompileInfo(source, ms, new if source == "miss" else "")
+            return c, CompileInfo(source, ms, new)
 
     def variant(self, base: Compiled, variant: int | str) -> Compiled:
         """`base`'s kernel compiled as `variant` (codegen.generate: an input

@@ -49,6 +49,37 @@ def test_disk_cache_roundtrip_and_fail_soft(tmp_path, monkeypatch):
         np.testing.assert_array_equal(ours[0], ref[0])
 
 
+def test_disk_cache_problems_are_said_in_the_compile_record(tmp_path, monkeypatch):
+    """The cache fails soft, and the log says so: a corrupt file, an unwritable
+    directory and a cache turned off each show in the `new` part of the kernel's
+    compile record (the log's cache column), once per problem."""
+    k = contiguous_kernel(lambda x: unop("sqrt", x), [float64], float64)
+    JIT(cache_dir=tmp_path).compile(k)
+    (obj,) = tmp_path.glob("*.o")
+    obj.write_bytes(obj.read_bytes()[:-7] + b"garbage")
+    jit = JIT(cache_dir=tmp_path)
+    info = jit.compile(k)[1]
+    assert info.cache == "miss" and "disk cache: file failed its check" in info.new
+    obj.write_bytes(b"short")
+    info = JIT(cache_dir=tmp_path).compile(k)[1]
+    assert "disk cache: file failed its check (truncated" in info.new
+    gone = tmp_path / "gone"
+    jit = JIT(cache_dir=gone)
+    gone.rmdir()
+    gone.write_text("x")  # unwritable after start (even for root): not written, said so
+    assert "disk cache: not written (NotADirectoryError" in jit.compile(k)[1].new
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")
+    assert "disk cache: off (NotADirectoryError" in \
+        JIT(cache_dir=blocker / "sub").compile(k)[1].new
+    monkeypatch.setenv("LAZY_DISK_CACHE", "0")
+    jit = JIT(cache_dir=tmp_path)
+    k2 = contiguous_kernel(lambda x: unop("exp", x), [float64], float64)
+    first, second = jit.compile(k)[1], jit.compile(k2)[1]
+    assert first.new == "new structure (first kernel); disk cache: off (LAZY_DISK_CACHE=0)"
+    assert second.new == "new structure"  # said once
+
+
 def test_disk_cache_refuses_another_kernels_intact_object(tmp_path):
     """An intact entry of another kernel under this kernel's name (copied or renamed
     into place) is not loaded (it used to fail with "JIT produced no address", or
