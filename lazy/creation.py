@@ -86,10 +86,13 @@ def dtype_of_value(value: object, dtype: object | None,
     if dtype is not None:
         return as_dtype(dtype)
     if isinstance(value, np.generic):
-        return as_dtype(value.dtype)
-    if isinstance(value, bool):
+        try:
+            return as_dtype(value.dtype)
+        except TypeError:  # uint8, float16, ...: lazyrt lacks it, so its kind's default
+            pass
+    if isinstance(value, (bool, np.bool_)):
         return bool_
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return int64
     return floating
 

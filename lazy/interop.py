@@ -41,16 +41,21 @@ class ArrayProtocols:
         out = kwargs.pop("out", None)
         if any(_foreign(x) for x in (*inputs, *(out or ()))):
             return NotImplemented
-        casting = kwargs.pop("casting", "same_kind") if out is not None else "same_kind"
+        for o in out or ():
+            if o is not None and not isinstance(o, (ArrayProtocols, np.ndarray)):
+                raise TypeError(f"return arrays must be of ArrayType, got {type(o).__name__}")
+        casting = kwargs.get("casting", "same_kind")
         # With out=, where= keeps out's old values where the mask is False: computed
         # whole, then selected (NumPy would leave them untouched, the same values).
-        mask = kwargs.pop("where", True) if out is not None else True
+        # A reduction's where= picks the elements it reads: that is NumPy's to do.
+        mask = kwargs.pop("where", True) if out is not None and method == "__call__" else True
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         if method == "at" and isinstance(inputs[0], ArrayProtocols):
             raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
                             f"tensor cannot do; write with t[idx] += v (no repeated indices) "
                             f"or use NumPy arrays")
-        result = _lazy_ufunc(ufunc, method, inputs, kwargs)
+        lowered = {k: v for k, v in kwargs.items() if k != "casting"}  # applied in _store
+        result = _lazy_ufunc(ufunc, method, inputs, lowered)
         if result is None:
             from .fallback import numpy_fallback
             func = ufunc if method == "__call__" else getattr(ufunc, method)
@@ -61,7 +66,7 @@ class ArrayProtocols:
             from .numpy import where
             results = result if isinstance(result, tuple) else (result,)
             result = tuple(r if o is None else where(mask, r, o) for r, o in zip(results, out))
-        return _store(result, out, name, casting)
+        return _store(result, out, name, casting, exact=method != "__call__")
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple,
                            kwargs: dict) -> Any:
@@ -220,7 +225,8 @@ def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         return None
     xs = [_operand(x) for x in inputs]
     if not any(isinstance(x, ArrayProtocols) for x in xs):  # only `out=` was a tensor
-        xs[0] = _as_tensor(xs[0])
+        i = first_array(xs)
+        xs[i] = _as_tensor(xs[i])
     build = _ufuncs().get(ufunc.__name__)
     if method == "__call__" and not kwargs:
         build = build or _namespace_function(ufunc)  # np.arctan(t) -> lazy.numpy.arctan
@@ -240,8 +246,17 @@ def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     return None
 
 
-def _store(result: Any, out: tuple, name: str, casting: str = "same_kind") -> Any:
-    """Write results into `out=` targets: tensors get a (lazy) write, NumPy arrays a copy."""
+def first_array(xs: list | tuple) -> int:
+    """Which operand to make the tensor when none is: the first that is not a
+    Python number, so numbers stay weak (NEP 50: `2 * float32 array` is float32)."""
+    return next((i for i, x in enumerate(xs) if not isinstance(x, (bool, int, float))), 0)
+
+
+def _store(result: Any, out: tuple, name: str, casting: str = "same_kind",
+           exact: bool = False) -> Any:
+    """Write results into `out=` targets: tensors get a (lazy) write, NumPy arrays
+    a copy. The result broadcasts to `out` only where NumPy's ufunc call would
+    (to out's full shape; `exact`: methods such as reduce, never)."""
     results = result if isinstance(result, tuple) else (result,)
     if len(results) != len(out):
         raise ValueError(f"{name}: {len(out)} out= arrays for {len(results)} results")
@@ -255,12 +270,23 @@ def _store(result: Any, out: tuple, name: str, casting: str = "same_kind") -> An
         if not np.can_cast(r_dtype, o_dtype, casting=casting):
             raise TypeError(f"Cannot cast {name} output from {r_dtype!r} to {o_dtype!r} with "
                             f"casting rule {casting!r}")
+        r_shape = tuple(np.shape(r))
+        if r_shape != tuple(o.shape) and (exact or _broadcast(r_shape, o.shape) != o.shape):
+            raise ValueError(f"{name}: non-broadcastable output operand with shape "
+                             f"{tuple(o.shape)} doesn't match the result shape {r_shape}")
         if isinstance(o, ArrayProtocols):
             o[...] = r
         else:
             np.copyto(o, r._host("out=") if isinstance(r, ArrayProtocols) else r)
         stored.append(o)
     return stored[0] if len(stored) == 1 else tuple(stored)
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple | None:
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        return None
 
 
 # -- NumPy functions ----------------------------------------------------------------

@@ -51,9 +51,21 @@ def test_full_takes_a_numpy_scalars_dtype(value):
     same(lnp.full_like(x, value), np.full_like(np.zeros((2, 2), np.int32), value))
 
 
+@pytest.mark.parametrize("value", [np.uint8(3), np.int16(-2), np.float16(1.5)])
+def test_full_with_a_numpy_scalar_of_a_dtype_lazyrt_lacks_takes_its_kinds_default(value):
+    """uint8, int16, float16 have no lazyrt dtype: the kind's default (int64,
+    float64 here; float32 in the PyTorch-like lazy.full), values kept."""
+    got = lnp.full(3, value)
+    assert got.dtype == (lnp.float64 if isinstance(value, np.floating) else lnp.int64)
+    np.testing.assert_array_equal(got.numpy(), np.full(3, value))
+    assert lazy.full((2,), value).dtype == (lazy.float32 if isinstance(value, np.floating)
+                                            else lazy.int64)
+
+
 @pytest.mark.parametrize("start, stop", [(np.float32(0), np.float32(1)), (np.float32(0.1), 2),
                                          (np.int32(0), 1), (np.bool_(False), 3),
-                                         (np.float32(0), np.float64(1)), (0, 1)])
+                                         (np.float32(0), np.float64(1)), (0, 1),
+                                         (np.array(0.0), 1.0), (np.array(0, np.float32), 1)])
 def test_linspace_dtype_from_start_and_stop(start, stop):
     """NumPy promotes start and stop with a float: float32 scalars give float32."""
     assert_close(lnp.linspace(start, stop, num=7), np.linspace(start, stop, 7))

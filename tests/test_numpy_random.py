@@ -52,3 +52,29 @@ def test_shuffle_of_a_0d_tensor_or_a_bad_axis_is_refused():
         lnp.random.shuffle(lazy.asarray(np.float32(1)))
     with pytest.raises(np.exceptions.AxisError):
         lnp.random.default_rng(0).shuffle(lnp.asarray(A), axis=2)
+
+
+@pytest.mark.parametrize("make", [lambda: lnp.random.default_rng(3),
+                                  lambda: lnp.random.RandomState(3)], ids=["Generator", "RandomState"])
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_a_copied_or_pickled_generator_still_shuffles_tensors(make, how):
+    """NumPy's __reduce__ rebuilds NumPy's class, whose shuffle duplicates a
+    tensor's rows; ours rebuild ours, with the same state."""
+    import copy
+    import pickle
+    g0 = make()
+    g = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+         "pickle": lambda r: pickle.loads(pickle.dumps(r))}[how](g0)
+    assert type(g) is type(g0)
+    t, x = lnp.asarray(A.copy()), A.copy()
+    g.shuffle(t)
+    (np.random.default_rng(3) if isinstance(g0, np.random.Generator)
+     else np.random.RandomState(3)).shuffle(x)
+    np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_shuffling_an_empty_tensor_draws_no_numbers():
+    r1, r2 = np.random.default_rng(7), lnp.random.default_rng(7)
+    r1.shuffle(np.zeros((5, 0)))
+    r2.shuffle(lnp.zeros((5, 0)))
+    assert r1.random() == r2.random()

@@ -64,3 +64,68 @@ def test_plain_operands_still_give_a_lazy_tensor():
     plain = lnp.add(A, B)
     assert isinstance(plain, lazy.Tensor) and len(lazy.log.syncs) == syncs  # lazy: no sync yet
     np.testing.assert_array_equal(plain.numpy(), A + B)
+
+
+def test_reduce_where_picks_the_elements_read_not_the_outputs_written():
+    x = np.arange(9.0).reshape(3, 3)
+    m = np.array([True, False, True])
+    want = np.add.reduce(x, axis=0, where=m, out=np.full(3, 9.0))
+    got = lnp.add.reduce(lnp.asarray(x), axis=0, where=m, out=lnp.full(3, 9.0))
+    np.testing.assert_array_equal(got.numpy(), want)  # was [9, 9, 15]: where masked the output
+
+
+def test_casting_reaches_numpy_when_the_call_falls_back():
+    x = np.array([1.5, -2.5, 3.7])
+    want = np.add(x, 1, out=np.zeros(3, np.int64), dtype=np.int64, casting="unsafe")
+    got = lnp.add(lnp.asarray(x), 1, out=lnp.zeros(3, dtype=lnp.int64), dtype=np.int64,
+                  casting="unsafe")
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, o: m.add(m.ones((1, 3)), 1, out=o(3)),
+    lambda m, o: m.add.reduce(m.ones((2, 3)), axis=0, out=o((2, 3)))], ids=["call", "reduce"])
+def test_out_shapes_numpy_refuses_are_refused(call):
+    with pytest.raises(ValueError):
+        call(np, np.zeros)
+    with pytest.raises(ValueError, match="non-broadcastable output operand"):
+        call(lnp, lnp.zeros)
+    with pytest.raises(TypeError, match="return arrays must be of ArrayType"):
+        lnp.add(lnp.ones(3), 1, out=[0, 0, 0])
+
+
+def test_a_leading_python_number_stays_weak():
+    v32 = np.ones(3, np.float32)
+    assert lnp.multiply(2, v32, out=None).dtype == np.multiply(2, v32, out=None).dtype
+    i32 = np.arange(3, dtype=np.int32)
+    assert lnp.add(1, i32, where=True).dtype == lnp.int32
+    out = lnp.zeros(3, dtype=lnp.float32)
+    np.testing.assert_array_equal(np.add(0.1, v32, out=out).numpy(), np.add(0.1, v32))
+
+
+def test_ufuncs_copy_and_pickle_by_name_and_carry_numpys_names():
+    import copy
+    import pickle
+    for f in (lnp.add, lnp.power, lnp.sqrt, lnp.fmax):
+        assert copy.copy(f) is f and copy.deepcopy(f) is f
+        assert pickle.loads(pickle.dumps(f)) is f
+    assert (lnp.power.__name__, lnp.abs.__name__, lnp.arctan2.__name__) == \
+        ("power", "absolute", "arctan2")
+    assert "reduce" in dir(lnp.add)
+
+
+def test_fallback_ufuncs_take_keywords_and_methods_too():
+    x = np.array([1.0, 5.0, -3.0])
+    t = lnp.asarray(x)
+    assert lnp.fmax is lnp.fmax
+    assert float(lnp.fmax.reduce(t)) == np.fmax.reduce(x)
+    out = lnp.zeros(3)
+    assert lnp.fmax(t, 2.0, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), np.fmax(x, 2.0))
+    arr = np.zeros(3)
+    assert lnp.fmax(t, 2.0, out=arr) is arr
+    np.testing.assert_array_equal(arr, np.fmax(x, 2.0))
+    q, r = lnp.zeros(3), lnp.zeros(3)
+    lnp.divmod(t, 2, out=(q, r))
+    np.testing.assert_array_equal(q.numpy(), np.divmod(x, 2)[0])
+    np.testing.assert_array_equal(r.numpy(), np.divmod(x, 2)[1])

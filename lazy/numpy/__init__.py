@@ -31,7 +31,7 @@ from ._searching import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._statistical import *  # noqa: F401,F403
 from ._transcendental import *  # noqa: F401,F403
-from ._ufunc import wrap_ufuncs as _wrap_ufuncs
+from ._ufunc import fallback_ufunc as _fallback_ufunc, wrap_ufuncs as _wrap_ufuncs
 from ._utility import *  # noqa: F401,F403
 from . import random  # noqa: F401  (numpy.random, shuffling tensors correctly)
 from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
@@ -97,6 +97,8 @@ def __getattr__(name: str) -> object:
         return _numpy_fallback(name, attr, args, kwargs)
     fallback.__name__ = fallback.__qualname__ = name
     fallback.__doc__ = f"numpy.{name}, run as a logged NumPy fallback."
+    if isinstance(attr, _np.ufunc):  # np.fmax(x, y, out=z), np.fmax.reduce(x)
+        return _fallback_ufunc(attr.__name__, attr, fallback)
     return fallback
 
 

@@ -135,6 +135,17 @@ def identity(n: int, dtype: object = None, *, device: object = None) -> Tensor:
     return eye(n, dtype=dtype, device=device)
 
 
+def _linspace_dtype(start: object, stop: object) -> DType:
+    """NumPy's: start and stop promoted with a float (Python numbers weak);
+    float64 where an operand's dtype is one lazyrt lacks (float16, ...)."""
+    try:
+        return result_type(*(v.dtype if isinstance(v, Tensor) else as_dtype(v.dtype)
+                             if isinstance(v, (np.ndarray, np.generic)) else v
+                             for v in (start, stop)), 1.0)
+    except TypeError:
+        return float64
+
+
 def linspace(start: float, stop: float, /, num: int = 50, endpoint: bool = True, *,
              dtype: object = None, device: object = None) -> Tensor:
     """NumPy's linspace; integer dtypes take the floor of the float values, as NumPy.
@@ -142,8 +153,7 @@ def linspace(start: float, stop: float, /, num: int = 50, endpoint: bool = True,
     The default dtype is NumPy's: start and stop promoted with a float (Python
     numbers weak), so NumPy float32 scalars give float32 and integers float64.
     """
-    d = as_dtype(dtype) if dtype is not None else result_type(
-        *(v.dtype if isinstance(v, Tensor) else v for v in (start, stop)), 1.0)
+    d = as_dtype(dtype) if dtype is not None else _linspace_dtype(start, stop)
     if not d.is_float:
         from ._rounding import floor
         y = creation.linspace(start, stop, num, endpoint, dtype=float64, device=_device(device))

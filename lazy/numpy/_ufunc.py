@@ -10,7 +10,10 @@ and otherwise calls NumPy's ufunc
 itself, which hands a call on tensors to `Tensor.__array_ufunc__`
 (interop.py): `out=` and `where=` become lazy writes, reductions and
 `outer` are lowered, and the rest (`dtype=`, `accumulate`, ...) runs as a
-logged NumPy fallback. Attributes (`nin`, `identity`, ...) are NumPy's.
+logged NumPy fallback. Attributes (`nin`, `identity`, `__name__`, ...)
+are NumPy's; a ufunc pickles and copies by name, as NumPy's do. NumPy's
+ufuncs that lazy.numpy only has as fallbacks (`fmax`, `divmod`, ...) are
+wrapped too (lazy.numpy's `__getattr__`), over the fallback function.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..interop import first_array
 from ..tensor import Tensor
 from ._helpers import tensor
 
@@ -28,7 +32,8 @@ class ufunc:
 
     def __init__(self, fn: Callable[..., Any], np_ufunc: np.ufunc):
         self._fn, self._np = fn, np_ufunc
-        self.__name__ = self.__qualname__ = fn.__name__
+        self.__name__ = self.__qualname__ = np_ufunc.__name__  # `power`, not `pow`
+        self.__module__ = "lazy.numpy"  # where pickle finds it by that name
         self.__doc__ = fn.__doc__
         self.__signature__ = inspect.signature(fn)  # what interop's dispatch binds against
         self._keywords = {n for n, p in self.__signature__.parameters.items()
@@ -40,15 +45,34 @@ class ufunc:
         ins, out = args[:self._np.nin], args[self._np.nin:] or kwargs.get("out")
         given = out if isinstance(out, tuple) else (out,)
         if not any(isinstance(x, Tensor) for x in (*ins, *given)) and ins:
-            args = (tensor(ins[0]),) + args[1:]  # lazy.numpy's results are tensors
+            i = first_array(ins)  # lazy.numpy's results are tensors; numbers stay weak
+            args = args[:i] + (tensor(ins[i]),) + args[i + 1:]
         return self._np(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         """NumPy's: `reduce`, `outer`, `accumulate`, `at`, `nin`, `identity`, ..."""
+        if name.startswith("_"):  # copy and pickle probe these before __init__ ran
+            raise AttributeError(name)
         return getattr(self._np, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(dir(self._np)))
+
+    def __reduce__(self) -> str:
+        return self.__name__  # lazy.numpy.<name>: the same object after a round trip
 
     def __repr__(self) -> str:
         return f"<lazy.numpy ufunc {self.__name__!r}>"
+
+
+_fallbacks: dict[str, ufunc] = {}
+
+
+def fallback_ufunc(name: str, np_ufunc: np.ufunc, fallback: Callable[..., Any]) -> ufunc:
+    """NumPy's ufunc `name` over its logged fallback, one object per name."""
+    if name not in _fallbacks:
+        _fallbacks[name] = ufunc(fallback, np_ufunc)
+    return _fallbacks[name]
 
 
 def wrap_ufuncs(namespace: dict[str, Any]) -> None:

@@ -28,11 +28,13 @@ def _permute(x: _Tensor, order: object, axis: int) -> None:
 
 
 def _axis_length(x: _Tensor, axis: int) -> tuple[int, int]:
+    """(axis, its length); length 0 when the tensor is empty, which NumPy
+    shuffles without drawing a number."""
     if x.ndim == 0:
         raise TypeError("shuffle of a 0-d tensor: it has no axis to shuffle (NumPy: "
                         "'len() of unsized object')")
     axis = _normalize_dim(axis, x.ndim, "axis")
-    return axis, x.shape[axis]
+    return axis, x.shape[axis] if x.size else 0
 
 
 def shuffle(x: object) -> None:
@@ -40,7 +42,16 @@ def shuffle(x: object) -> None:
     if not isinstance(x, _Tensor):
         return _random.shuffle(x)
     _, n = _axis_length(x, 0)
-    _permute(x, _random.permutation(n), 0)
+    if n:
+        _permute(x, _random.permutation(n), 0)
+
+
+def _reduce(rng: object, reduced: tuple) -> tuple:
+    """NumPy's `__reduce__` of `rng` (its constructor takes the bit generator,
+    as ours do), rebuilding this module's class: a copy that came back as
+    NumPy's Generator would duplicate tensor rows again."""
+    _, args, *state = reduced
+    return (type(rng), args, *state)
 
 
 class Generator(_random.Generator):
@@ -50,7 +61,11 @@ class Generator(_random.Generator):
         if not isinstance(x, _Tensor):
             return super().shuffle(x, axis=axis)
         axis, n = _axis_length(x, axis)
-        _permute(x, self.permutation(n), axis)
+        if n:
+            _permute(x, self.permutation(n), axis)
+
+    def __reduce__(self) -> tuple:
+        return _reduce(self, super().__reduce__())
 
 
 class RandomState(_random.RandomState):
@@ -60,7 +75,11 @@ class RandomState(_random.RandomState):
         if not isinstance(x, _Tensor):
             return super().shuffle(x)
         _, n = _axis_length(x, 0)
-        _permute(x, self.permutation(n), 0)
+        if n:
+            _permute(x, self.permutation(n), 0)
+
+    def __reduce__(self) -> tuple:
+        return _reduce(self, super().__reduce__())
 
 
 def default_rng(seed: object = None) -> Generator:
