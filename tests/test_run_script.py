@@ -13,12 +13,18 @@ def python(*args: object) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def test_numpy_program_prints_the_same_under_lazy():
-    script = SCRIPTS / "stats_softmax.py"
-    plain = python(script, "x", "--flag")
-    lazily = python("-m", "lazy", script, "x", "--flag")
+def same_output(script: str, *args: str):
+    """Run SCRIPTS/script under python and under `python -m lazy`; both must
+    succeed and print the same. Returns the lazy run."""
+    plain = python(SCRIPTS / script, *args)
+    lazily = python("-m", "lazy", SCRIPTS / script, *args)
     assert plain.returncode == 0 and lazily.returncode == 0, lazily.stderr
     assert lazily.stdout == plain.stdout
+    return lazily
+
+
+def test_numpy_program_prints_the_same_under_lazy():
+    lazily = same_output("stats_softmax.py", "x", "--flag")
     assert "args ['x', '--flag']" in lazily.stdout
     summary = lazily.stderr.splitlines()
     assert summary[0].startswith("[lazy] ") and "kernels (" in summary[0]
@@ -29,22 +35,14 @@ def test_numpy_program_prints_the_same_under_lazy():
 def test_real_ndarrays_in_a_script_keep_numpys_methods():
     """NumPy's C code imports numpy._core._methods with the script's globals; lazy.numpy
     has no such module, so the real one is used (it used to raise ModuleNotFoundError)."""
-    script = SCRIPTS / "real_ndarrays.py"
-    plain = python(script)
-    lazily = python("-m", "lazy", script)
-    assert plain.returncode == 0 and lazily.returncode == 0, lazily.stderr
-    assert lazily.stdout == plain.stdout
+    same_output("real_ndarrays.py")
 
 
 def test_shuffling_a_tensor_in_place_matches_numpy():
     """np.random.shuffle / Generator.shuffle / RandomState.shuffle of a tensor
     (rows, columns, a 1-D view) give NumPy's order for the same seed; NumPy's
     own shuffle duplicated rows of a tensor (its rows are views)."""
-    script = SCRIPTS / "shuffle_rows.py"
-    plain = python(script)
-    lazily = python("-m", "lazy", script)
-    assert plain.returncode == 0 and lazily.returncode == 0, lazily.stderr
-    assert lazily.stdout == plain.stdout
+    same_output("shuffle_rows.py")
 
 
 def test_only_the_scripts_own_modules_get_lazy_numpy():
