@@ -1,7 +1,9 @@
 """Deferred execution: nothing runs before a sync; what each sync does."""
+import gc
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -142,6 +144,12 @@ def test_tensor_that_cannot_be_computed_does_not_break_automatic_syncs():
     np.testing.assert_array_equal(ys[-1].numpy(), np.arange(3) + 19)
     with pytest.raises(lazy.KernelError, match="array is too big"):
         bad.sync()
+    # The failure's traceback holds the buffer in a reference cycle; collect it,
+    # or the next test's `lazy.sync()` (of everything pending) meets it again.
+    gone = weakref.ref(bad._buf)
+    del bad
+    gc.collect()
+    assert gone() is None
 
 
 def test_write_to_a_dropped_tensor_over_shared_memory_still_runs():
