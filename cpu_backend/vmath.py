@@ -213,6 +213,13 @@ def log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     lm = b.fadd(two_s, b.fmul(b.fmul(two_s, s2), poly))
     r = b.fadd(b.fmul(fe, _c(ty, 0.693359375)),
                b.fadd(lm, b.fmul(fe, _c(ty, -2.121944400546905827679e-4))))
+    return _log_specials(b, x, r)
+
+
+def _log_specials(b: ir.IRBuilder, x: ir.Value, r: ir.Value) -> ir.Value:
+    """A logarithm `r` of finite positive `x`, with C's answers elsewhere:
+    log(inf) = inf, log(+-0) = -inf, log(x < 0) = NaN, NaN passed through."""
+    ty = x.type
     r = b.select(b.fcmp_ordered("==", x, _c(ty, math.inf)), x, r)
     r = b.select(b.fcmp_ordered("==", x, _c(ty, 0.0)), _c(ty, -math.inf), r)
     r = b.select(b.fcmp_ordered("<", x, _c(ty, 0.0)), _c(ty, math.nan), r)
@@ -230,10 +237,10 @@ def log10_64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     off near x = 1. Here log(m) = 2s + 2s s^2 P(s^2) keeps s = (m-1)/(m+1)'s
     division remainder (s_lo), the product with 1/ln 10 is a double-double
     (FMA-exact), e log10(2) is split so that e * hi is exact, and the last
-    sum is a TwoSum. The special values are log's.
+    sum is a TwoSum.
     """
     one = _c(F64, 1.0)
-    fma = intrinsic(b, "llvm.fma", F64 if not isinstance(x.type, ir.VectorType) else x.type, 3)
+    fma = intrinsic(b, "llvm.fma", x.type, 3)
     fe, m = split_sqrt2(b, x)
     f = b.fsub(m, one)                      # exact: m is within a factor 2 of 1
     g, g_lo = _two_sum(b, m, one)           # m + 1 == g + g_lo exactly
@@ -250,10 +257,7 @@ def log10_64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     low = b.fadd(b.fadd(b.call(fma, [t, c_hi, b.fneg(p)]), b.fmul(t, c_lo)), b.fmul(tail, c_hi))
     hi, err = _two_sum(b, b.fmul(fe, _c(F64, _LOG10_2[0])), p)
     r = b.fadd(hi, b.fadd(err, b.fadd(low, b.fmul(fe, _c(F64, _LOG10_2[1])))))
-    r = b.select(b.fcmp_ordered("==", x, _c(F64, math.inf)), x, r)
-    r = b.select(b.fcmp_ordered("==", x, _c(F64, 0.0)), _c(F64, -math.inf), r)
-    r = b.select(b.fcmp_ordered("<", x, _c(F64, 0.0)), _c(F64, math.nan), r)
-    return b.select(b.fcmp_unordered("uno", x, x), x, r)
+    return _log_specials(b, x, r)
 
 
 # -- sin / cos ---------------------------------------------------------------------------

@@ -55,7 +55,8 @@ def test_shuffle_of_a_0d_tensor_or_a_bad_axis_is_refused():
 
 
 @pytest.mark.parametrize("make", [lambda: lnp.random.default_rng(3),
-                                  lambda: lnp.random.RandomState(3)], ids=["Generator", "RandomState"])
+                                  lambda: lnp.random.RandomState(3)],
+                         ids=["Generator", "RandomState"])
 @pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
 def test_a_copied_or_pickled_generator_still_shuffles_tensors(make, how):
     """NumPy's __reduce__ rebuilds NumPy's class, whose shuffle duplicates a

@@ -139,9 +139,10 @@ def _linspace_dtype(start: object, stop: object) -> DType:
     """NumPy's: start and stop promoted with a float (Python numbers weak);
     float64 where an operand's dtype is one lazyrt lacks (float16, ...)."""
     try:
-        return result_type(*(v.dtype if isinstance(v, Tensor) else as_dtype(v.dtype)
-                             if isinstance(v, (np.ndarray, np.generic)) else v
-                             for v in (start, stop)), 1.0)
+        ends = [v if isinstance(v, (bool, int, float)) else
+                v.dtype if isinstance(v, Tensor) else as_dtype(np.asarray(v).dtype)
+                for v in (start, stop)]
+        return result_type(*ends, 1.0)
     except TypeError:
         return float64
 

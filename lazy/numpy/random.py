@@ -12,6 +12,8 @@ inputs.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy.random as _random
 from numpy.random import *  # noqa: F401,F403
 
@@ -20,30 +22,25 @@ from scheduler.view import normalize_dim as _normalize_dim
 from ..tensor import Tensor as _Tensor
 
 
-def _permute(x: _Tensor, order: object, axis: int) -> None:
-    """Write `x` back in the order of index array `order` along `axis`."""
-    index = [slice(None)] * x.ndim
-    index[axis] = order
-    x[...] = x[tuple(index)]
-
-
-def _axis_length(x: _Tensor, axis: int) -> tuple[int, int]:
-    """(axis, its length); length 0 when the tensor is empty, which NumPy
-    shuffles without drawing a number."""
+def _shuffle(x: _Tensor, axis: int, permutation: Callable[[int], object]) -> None:
+    """Write `x` back in the order `permutation(n)` gives along `axis`. An
+    empty tensor draws no number, as in NumPy."""
     if x.ndim == 0:
         raise TypeError("shuffle of a 0-d tensor: it has no axis to shuffle (NumPy: "
                         "'len() of unsized object')")
     axis = _normalize_dim(axis, x.ndim, "axis")
-    return axis, x.shape[axis] if x.size else 0
+    if x.size == 0:
+        return
+    index = [slice(None)] * x.ndim
+    index[axis] = permutation(x.shape[axis])
+    x[...] = x[tuple(index)]
 
 
 def shuffle(x: object) -> None:
     """numpy.random.shuffle; a tensor is shuffled along its first axis in place."""
     if not isinstance(x, _Tensor):
         return _random.shuffle(x)
-    _, n = _axis_length(x, 0)
-    if n:
-        _permute(x, _random.permutation(n), 0)
+    _shuffle(x, 0, _random.permutation)
 
 
 def _reduce(rng: object, reduced: tuple) -> tuple:
@@ -60,9 +57,7 @@ class Generator(_random.Generator):
     def shuffle(self, x: object, axis: int = 0) -> None:
         if not isinstance(x, _Tensor):
             return super().shuffle(x, axis=axis)
-        axis, n = _axis_length(x, axis)
-        if n:
-            _permute(x, self.permutation(n), axis)
+        _shuffle(x, axis, self.permutation)
 
     def __reduce__(self) -> tuple:
         return _reduce(self, super().__reduce__())
@@ -74,9 +69,7 @@ class RandomState(_random.RandomState):
     def shuffle(self, x: object) -> None:
         if not isinstance(x, _Tensor):
             return super().shuffle(x)
-        _, n = _axis_length(x, 0)
-        if n:
-            _permute(x, self.permutation(n), 0)
+        _shuffle(x, 0, self.permutation)
 
     def __reduce__(self) -> tuple:
         return _reduce(self, super().__reduce__())
