@@ -72,18 +72,30 @@ def log10(x: object, /) -> Tensor:
     return _ap("log10", _float(x))
 
 
+def _half_exp(a: Tensor) -> Tensor:
+    """e**a / 2 as (w / 2) * w with w = e**(a/2): finite where e**a alone
+    overflows but its half does not (float64 a in (709.78, 710.48])."""
+    w = _ap("exp", _ap("mul", a, 0.5))
+    return _ap("mul", _ap("mul", w, 0.5), w)
+
+
 def sinh(x: object, /) -> Tensor:
-    """sign(x) (E + E / (E + 1)) / 2 with E = expm1(|x|): accurate near 0 too."""
+    """sign(x) (E + E / (E + 1)) / 2 with E = expm1(|x|): accurate near 0 too;
+    e**|x| / 2 where E overflows."""
     t = _float(x)
-    e = expm1(_ap("abs", t))
+    a = _ap("abs", t)
+    e = expm1(a)
     mag = _ap("mul", _ap("add", e, _ap("truediv", e, _ap("add", e, 1.0))), 0.5)
-    return _odd(t, _where(_ap("eq", e, np.inf), np.inf, mag))
+    return _odd(t, _where(_ap("eq", e, np.inf), _half_exp(a), mag))
 
 
 def cosh(x: object, /) -> Tensor:
+    """(u + 1/u) / 2 with u = e**|x|; e**|x| / 2 where u overflows."""
     t = _float(x)
-    u = _ap("exp", _ap("abs", t))
-    return _ap("mul", _ap("add", u, _ap("truediv", 1.0, u)), 0.5)
+    a = _ap("abs", t)
+    u = _ap("exp", a)
+    return _where(_ap("eq", u, np.inf), _half_exp(a),
+                  _ap("mul", _ap("add", u, _ap("truediv", 1.0, u)), 0.5))
 
 
 def tanh(x: object, /) -> Tensor:
