@@ -51,6 +51,29 @@ def test_full_takes_a_numpy_scalars_dtype(value):
     same(lnp.full_like(x, value), np.full_like(np.zeros((2, 2), np.int32), value))
 
 
+@pytest.mark.parametrize("shape, fill, dtype", [
+    ((2, 3), np.array([1, -2, 3]), None), ((2, 3), [1.5, 2, 3], None),
+    (4, np.array(5, np.int32), None), ((3, 2), np.array([[7], [8], [9]]), np.float32),
+    ((2, 2), [True, False], None), ((2, 2), [1.7, -2.2], np.int32)])
+def test_full_with_an_array_fill_broadcasts_and_copies(shape, fill, dtype):
+    """NumPy broadcasts an array fill value (its dtype unless `dtype` is
+    given) into a new array; lazy.numpy raised TypeError."""
+    got = lnp.full(shape, fill, dtype)
+    same(got, np.full(shape, fill, dtype))
+    assert got.is_contiguous()
+    x = lnp.zeros(shape, dtype=lnp.int32)
+    same(lnp.full_like(x, fill), np.full_like(np.zeros(shape, np.int32), fill))
+
+
+def test_full_with_an_array_fill_is_a_copy_and_checks_the_shape():
+    src = lnp.asarray(np.array([1.0, 2.0]))
+    got = lnp.full((2, 2), src)
+    src[0] = 9.0
+    same(got, np.full((2, 2), [1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"shape \(3,\) to shape \(2, 2\)"):
+        lnp.full((2, 2), [1, 2, 3])
+
+
 @pytest.mark.parametrize("value", [np.uint8(3), np.int16(-2), np.float16(1.5)])
 def test_full_with_a_numpy_scalar_of_a_dtype_lazyrt_lacks_takes_its_kinds_default(value):
     """uint8, int16, float16 have no lazyrt dtype: the kind's default (int64,

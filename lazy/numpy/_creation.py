@@ -13,19 +13,37 @@ import numpy as np
 
 from scheduler.dtypes import DType, as_dtype, float64, int64, result_type
 
-from .. import creation, elementwise
+from .. import creation, elementwise, views
 from ..tensor import Tensor
 from ._helpers import host_array, tensor
+
+
+_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 def _default(value: object, dtype: object) -> DType:
     """NumPy's dtype for a fill value: bool, int64, float64, or a NumPy
     scalar's own."""
-    if dtype is None:
-        if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
-            raise TypeError(f"fill value must be a bool, int or float, "
-                            f"got {type(value).__name__}")
+    if dtype is None and not isinstance(value, _SCALARS):
+        raise TypeError(f"fill value must be a bool, int or float, "
+                        f"got {type(value).__name__}")
     return creation.dtype_of_value(value, dtype, float64)
+
+
+def _array_fill(value: object) -> bool:
+    """An array-like fill value (NumPy broadcasts it), not a number or None."""
+    return value is not None and not isinstance(value, _SCALARS)
+
+
+def _filled(shape: tuple, value: object, dtype: object, device: object) -> Tensor:
+    """NumPy's full with an array fill value: the fill broadcast to `shape`
+    and copied (a new contiguous tensor, not a view), in `dtype` or else the
+    fill's own dtype; a fill that does not broadcast raises here."""
+    fill = tensor(value)
+    if device is not None:
+        fill = fill.to(device)
+    d = as_dtype(dtype) if dtype is not None else fill.dtype
+    return elementwise.apply("copy", views.broadcast_to(elementwise.cast(fill, d), shape))
 
 
 def _shape(shape: object) -> tuple[int, ...]:
@@ -104,11 +122,15 @@ def ones(shape: object, dtype: object = None, *, device: object = None) -> Tenso
 
 def full(shape: object, fill_value: object, dtype: object = None, *,
          device: object = None) -> Tensor:
+    if _array_fill(fill_value):
+        return _filled(_shape(shape), fill_value, dtype, _device(device))
     return creation.full(_shape(shape), fill_value, _default(fill_value, dtype), _device(device))
 
 
 def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
     x = tensor(x)
+    if _array_fill(value):
+        return _filled(x.shape, value, dtype or x.dtype, _device(device) or x.device)
     return creation.full(x.shape, value, as_dtype(dtype or x.dtype), _device(device) or x.device)
 
 
