@@ -324,6 +324,38 @@ def test_mean_with_an_integer_dtype_is_numpys_truncated_mean(a, dtype):
     same(np.mean(x, dtype=dtype), np.asarray(np.mean(a, dtype=dtype)))
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("a", [np.array([[1, 2, 7], [4, 9, 3]], np.int32),
+                               np.array([-1.5, 2.5, 3.7, -4.0, 9.9]),   # negative means truncate
+                               np.array([[-7, 5, -6], [3, -9, 2]]),
+                               np.array([2**30, 2**30, 5], np.int32)])   # the int32 sums wrap
+def test_var_with_an_integer_dtype_is_numpys(a, dtype):
+    """NumPy truncates the mean into the integer dtype, sums the squared
+    deviations in it and truncates the quotient: var(dtype=int64) of
+    [[1, 2, 7], [4, 9, 3]] is 8, not 7.89 (lazyrt gave float64)."""
+    x = lnp.asarray(a)
+    for axis in (None, -1, 0):
+        for ddof in (0, 1):
+            same(lnp.var(x, axis=axis, dtype=dtype, ddof=ddof),
+                 np.var(a, axis=axis, dtype=dtype, ddof=ddof))
+    same(lnp.var(x, 0, dtype, keepdims=True), np.var(a, 0, dtype, keepdims=True))
+    same(lnp.std(x, dtype=dtype), np.asarray(np.std(a, dtype=dtype)))
+
+
+def test_std_with_an_integer_dtype_refuses_an_array_result_as_numpy_does():
+    """NumPy cannot store sqrt's float64 output into an integer array result
+    (UFuncTypeError, a TypeError): only a single result is truncated."""
+    a = np.array([[1, 2, 7], [4, 9, 3]])
+    with pytest.raises(TypeError):
+        np.std(a, axis=1, dtype=np.int64)
+    with pytest.raises(TypeError, match=r"dtype=int64 and a result of shape \(2,\)"):
+        lnp.std(lnp.asarray(a), axis=1, dtype=np.int64)
+    with pytest.raises(TypeError, match=r"shape \(1, 1\)"):
+        lnp.std(lnp.asarray(a), dtype=np.int32, keepdims=True)
+    same(lnp.std(lnp.asarray(a), axis=(0, 1), dtype=np.int64),
+         np.asarray(np.std(a, axis=(0, 1), dtype=np.int64)))
+
+
 def test_sort_and_argsort_of_axis_none_flatten(allow):
     a = np.array([[3, 1], [2, 0]])
     same(lnp.sort(lnp.asarray(a), axis=None), np.sort(a, axis=None))

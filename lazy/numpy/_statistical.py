@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from scheduler.dtypes import as_dtype, float64
+from scheduler.dtypes import DType, as_dtype, float64
 
 from .. import elementwise, reductions
 from ..fallback import numpy_fallback
@@ -81,6 +81,9 @@ def var(x: object, /, axis: object = None, dtype: object = None, out: object = N
     """Variance: mean squared deviation over N - correction (`ddof` is NumPy's name)."""
     if ddof is not None:
         correction = ddof
+    if dtype is not None and not as_dtype(dtype).is_float:
+        return store_out(_integer_var(tensor(x), axis, as_dtype(dtype), correction, keepdims),
+                         out)
     t = _floating(x, dtype)
     axes = axes_arg(axis, t.ndim) if t.ndim else None
     dev = elementwise.apply("sub", t, reductions.mean(t, axes, True))
@@ -90,12 +93,34 @@ def var(x: object, /, axis: object = None, dtype: object = None, out: object = N
                                        float(builtins.max(n - correction, 0))), out)
 
 
+def _integer_var(t: Tensor, axis: object, want: DType, correction: float,
+                 keepdims: bool) -> Tensor:
+    """NumPy's variance with an integer or bool `dtype`: the mean truncated
+    into `want`, the input's deviations from it squared and summed in `want`
+    (wrapping as NumPy's do), and the quotient truncated into `want` too."""
+    axes = axes_arg(axis, t.ndim) if t.ndim else None
+    dev = elementwise.apply("sub", t, reductions.mean(t, axes, True, dtype=want))
+    total = _reduce("sum", elementwise.apply("mul", dev, dev), axis, keepdims, want)
+    n = _count(t, axis) if t.ndim else 1
+    return elementwise.cast(elementwise.apply("truediv", total,
+                                              float(builtins.max(n - correction, 0))), want)
+
+
 def std(x: object, /, axis: object = None, dtype: object = None, out: object = None,
         ddof: float | None = None, keepdims: bool = False, *,
         correction: float = 0.0) -> Tensor:
-    return store_out(elementwise.apply("sqrt", var(x, axis, dtype, None, ddof, keepdims,
-                                                   correction=correction)), out)
-
+    """Square root of `var`. With an integer `dtype`, NumPy truncates a
+    single (0-d) result into it and refuses any other, because sqrt's
+    float64 output cannot be stored into an integer array: so does this."""
+    v = var(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    if dtype is None or as_dtype(dtype).is_float:
+        return store_out(elementwise.apply("sqrt", v), out)
+    if v.ndim:
+        raise TypeError(f"std with dtype={as_dtype(dtype).name} and a result of shape "
+                        f"{v.shape}: sqrt's float64 output cannot be cast to "
+                        f"{as_dtype(dtype).name} (casting='same_kind'), as in NumPy; "
+                        f"pass a floating dtype")
+    return store_out(elementwise.cast(elementwise.apply("sqrt", v), as_dtype(dtype)), out)
 
 
 def cumulative_sum(x: object, /, *, axis: int | None = None, dtype: object = None,
