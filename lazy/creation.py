@@ -22,7 +22,7 @@ from scheduler.ops import RANDOM_OPS
 from scheduler.view import View
 
 from . import elementwise, runtime
-from .host import buffer_and_view
+from .host import buffer_and_view, remember_storage, shared_view
 from .tensor import Tensor
 
 
@@ -112,8 +112,15 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
     if isinstance(obj, Tensor):
         t = obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
         return t if dev is None else t.to(dev)
+    if isinstance(obj, np.ndarray) and (dtype is None or as_dtype(dtype).np == obj.dtype):
+        shared = shared_view(obj)
+        if shared is not None:  # memory a live storage holds: a view of it
+            return _placed(Tensor._of(*shared), dev or "cpu")
     buf, view = buffer_and_view(obj, dtype, copy=False)
-    return _placed(Tensor._wrap(buf, view), dev or "cpu")
+    t = Tensor._wrap(buf, view)
+    if isinstance(obj, np.ndarray) and buf.array.dtype == obj.dtype:
+        remember_storage(t._storage, obj, buf.array)
+    return _placed(t, dev or "cpu")
 
 
 def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:

@@ -3,8 +3,15 @@
 A NumPy array becomes a realized buffer without a copy whenever its
 strides are whole elements: the buffer spans the memory the array covers
 and the view carries its strides (negative and zero ones too).
+
+`lazy.asarray` of writeable memory that a live storage already wraps
+(`asarray(a)` twice, or `asarray(a[1:])` after `asarray(a)`) gives a
+view of that storage (`shared_view`), so that writes through either are
+ordered against reads through the other, as NumPy's are.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -60,3 +67,59 @@ def buffer_and_view(data: object, dtype: object | None, copy: bool) -> tuple[Buf
         arr = from_python(data, want)
     flat, view = storage_of(arr)
     return Buffer.realized(flat, "cpu", as_dtype(flat.dtype)), view
+
+
+# id of the object owning some memory -> (storage, flat array) of the live
+# storages `asarray` made over it. A live storage's flat array keeps the
+# owner alive, so its id cannot be reused while an entry for it is live.
+_WRAPPED: dict[int, list[tuple[weakref.ref, np.ndarray]]] = {}
+
+
+def _owner(a: np.ndarray) -> object:
+    """The object whose memory `a` views (the end of its `.base` chain)."""
+    o = a
+    while isinstance(o, np.ndarray) and o.base is not None:
+        o = o.base
+    return o
+
+
+def remember_storage(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
+    """Note that `storage` holds `a`'s memory as `flat` (no copy was made),
+    for later `shared_view`s. Read-only memory is not noted: a write to
+    such a storage goes to a copy, so the memory stops being its."""
+    if not a.flags.writeable or a.size == 0 or _owner(flat) is not _owner(a):
+        return
+    key = id(_owner(a))
+
+    def forget(ref: weakref.ref) -> None:
+        live = [e for e in _WRAPPED.get(key, ()) if e[0] is not ref]
+        if live:
+            _WRAPPED[key] = live
+        else:
+            _WRAPPED.pop(key, None)
+
+    _WRAPPED.setdefault(key, []).append((weakref.ref(storage, forget), flat))
+
+
+def shared_view(a: np.ndarray) -> tuple[object, View] | None:
+    """(storage, view of `a` into it) when a live storage from `asarray`
+    holds all of `a`'s (writeable) memory in its dtype, whole elements
+    apart; otherwise None, and `a` gets a storage of its own."""
+    entries = _WRAPPED.get(id(_owner(a)))
+    if not entries or not a.flags.writeable or a.size == 0:
+        return None
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        return None
+    strides = tuple(s // item for s in a.strides)
+    ptr = a.__array_interface__["data"][0]
+    for ref, flat in entries:
+        storage = ref()
+        if storage is None or flat.dtype != a.dtype:
+            continue
+        offset, rem = divmod(ptr - flat.__array_interface__["data"][0], item)
+        low = offset + sum(s * (n - 1) for n, s in zip(a.shape, strides) if s < 0)
+        high = offset + sum(s * (n - 1) for n, s in zip(a.shape, strides) if s > 0)
+        if rem == 0 and low >= 0 and high < flat.size:
+            return storage, View(a.shape, strides, offset)
+    return None

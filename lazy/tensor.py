@@ -90,8 +90,15 @@ class Tensor(ArrayProtocols):
                                f"take the 0-d view t[i, j, ...] (PyTorch's t[i, j])")
         return self
 
+    @classmethod
+    def _of(cls, storage: Storage, view: View) -> "Tensor":
+        """A view of an existing storage."""
+        t = object.__new__(cls)
+        t._storage, t._view = storage, view
+        return t
+
     def _as(self, view: View) -> "Tensor":
-        """Another view of the same storage."""
+        """Another view of the same storage (inlined `_of`: views are a hot path)."""
         t = object.__new__(Tensor)
         t._storage, t._view = self._storage, view
         return t
