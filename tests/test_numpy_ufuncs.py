@@ -36,6 +36,22 @@ def test_out_broadcasts_the_operands_and_where_keeps_out_elsewhere():
     np.testing.assert_array_equal(out.numpy(), want)
 
 
+@pytest.mark.parametrize("mask", [np.array([1, 0, 1]), np.array([1.0, 0.0, 1.0])])
+def test_where_of_a_non_bool_array_is_refused_as_numpy_does(mask):
+    """NumPy casts an array where= to bool only under the "safe" rule (it was
+    accepted here); Python data is converted, as NumPy's."""
+    with pytest.raises(TypeError, match="Cannot cast"):
+        np.add(np.arange(3.0), 1, out=np.zeros(3), where=mask)
+    x, out = lnp.asarray(np.arange(3.0)), lnp.zeros(3)
+    for m in (mask, lnp.asarray(mask)):
+        with pytest.raises(TypeError, match=rf"dtype\('{mask.dtype}'\) to dtype\('bool'\)"):
+            lnp.add(x, 1, out=out, where=m)
+    want = np.zeros(3)
+    np.add(np.arange(3.0), 1, out=want, where=[1, 0, 1])
+    lnp.add(x, 1, out=out, where=[1, 0, 1])
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
 def test_out_of_a_narrower_kind_is_refused_as_numpy_does():
     with pytest.raises(TypeError, match="Cannot cast"):
         lnp.add(lnp.asarray(A), 1.5, out=lnp.zeros((2, 3), dtype=lnp.int64))
