@@ -83,10 +83,33 @@ LZ_D float lz_exp(float x) { return expf(x); }
 LZ_D double lz_exp(double x) { return exp(x); }
 LZ_D float lz_log(float x) { return logf(x); }
 LZ_D double lz_log(double x) { return log(x); }
+/* log2 and log10 are exact at exact powers, as NumPy's (the C library's):
+   CUDA's log2/log10 are log(x) times 1/ln b in double-double, which misses
+   by an ulp there (log2(8.0) = 2.9999999999999996, log10(0.1) =
+   -0.9999999999999999, log10f(1e9f) = 9.000001f), so floor(log10(x)) and
+   int(log2(x)) come out one too small. A power of two is seen in its
+   frexp mantissa; log10 near an integer k checks x against 10**k, exact for
+   |k| <= 22 (10**-k: the division rounds it as the literal is rounded); float
+   log10 rounds the float64 one once. */
 LZ_D float lz_log2(float x) { return log2f(x); }
-LZ_D double lz_log2(double x) { return log2(x); }
-LZ_D float lz_log10(float x) { return log10f(x); }
-LZ_D double lz_log10(double x) { return log10(x); }
+LZ_D double lz_log2(double x) {
+  int e;
+  return frexp(x, &e) == 0.5 ? (double)(e - 1) : log2(x);
+}
+LZ_D double lz_pow10i(int n) {  /* 10**n, exact for 0 <= n <= 22 */
+  double r = 1.0, b = 10.0;
+  for (; n; n >>= 1, b *= b) if (n & 1) r *= b;
+  return r;
+}
+LZ_D double lz_log10(double x) {
+  const double r = log10(x), k = rint(r);
+  if (k != r && fabs(k) <= 22.0) {
+    const double p = lz_pow10i((int)fabs(k));
+    if (x == (k < 0.0 ? 1.0 / p : p)) return k;
+  }
+  return r;
+}
+LZ_D float lz_log10(float x) { return (float)lz_log10((double)x); }
 LZ_D float lz_sqrt(float x) { return sqrtf(x); }
 LZ_D double lz_sqrt(double x) { return sqrt(x); }
 LZ_D float lz_sin(float x) { return sinf(x); }
