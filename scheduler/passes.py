@@ -44,11 +44,14 @@ def gather(targets: list[Buffer]) -> list[Buffer]:
     return order
 
 
-def _key(node: Node) -> tuple:
+def _key(buf: Buffer) -> tuple:
+    """Equal for buffers that compute the same values on the same device
+    (equal constants on the CPU and on a GPU are two buffers)."""
+    node = buf.node
     if node.op == "param":  # equal today, maybe not when the plan is reused
         return ("param", id(node))
     arg = const_key(node.arg) if node.op == "const" else node.arg
-    return (node.op, arg, node.dtype, node.shape,
+    return (node.op, arg, node.dtype, node.shape, buf.device,
             tuple((id(b), v) for b, v in node.srcs))
 
 
@@ -76,7 +79,7 @@ def merge_duplicates(order: list[Buffer]) -> tuple[list[Buffer], dict[int, Buffe
         if id(buf) in written:
             kept.append(buf)
             continue
-        first = seen.setdefault(_key(node), buf)
+        first = seen.setdefault(_key(buf), buf)
         if first is buf:
             kept.append(buf)
         else:

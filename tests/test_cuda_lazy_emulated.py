@@ -654,3 +654,21 @@ def test_mixing_devices_raises_at_build_time(cuda):
     assert len(lazy.log) == 0  # nothing ran: the checks are at build time
     check(g + g, np.full(3, 2, np.float32))  # and nothing pending was lost
     np.testing.assert_array_equal(c.numpy(), np.ones(3, np.float32))
+
+
+def test_equal_graphs_on_two_devices_synced_together_stay_apart(cuda):
+    """Duplicate merging keys on the device: equal constants and ops on the
+    CPU and the GPU in one sync are two computations (the cuda result used
+    to be the CPU's host array, and the other way round)."""
+    a = lazy.zeros(3, device="cpu") + 1
+    b = lazy.zeros(3, device="cuda") + 1
+    i_cpu = lazy.arange(4, device="cpu") != lazy.arange(4, device="cpu")
+    i_gpu = lazy.arange(4, device="cuda") != lazy.arange(4, device="cuda")
+    lazy.sync(a, b, i_cpu, i_gpu)
+    assert isinstance(b._buf.array, fake_cupy.DeviceArray)
+    assert isinstance(i_gpu._buf.array, fake_cupy.DeviceArray)
+    assert type(a._buf.array) is np.ndarray and type(i_cpu._buf.array) is np.ndarray
+    check(b, np.ones(3, np.float32))
+    check(i_gpu, np.zeros(4, bool))
+    np.testing.assert_array_equal(a.numpy(), np.ones(3, np.float32))
+    np.testing.assert_array_equal(i_cpu.numpy(), np.zeros(4, bool))
