@@ -330,10 +330,15 @@ def _ipow(b, d, x, n):
     return b.select(b.icmp_signed("<", n, zero), neg_val, r)
 
 
-def _minmax(pred: str, fname: str) -> Emitter:
+def _minmax(pred: str) -> Emitter:
+    """np.maximum / np.minimum: NaN propagates, and of two equal values
+    (0.0 and -0.0) the second is the result, as NumPy's x86 loops give
+    (`maximum(0.0, -0.0)` is -0.0); llvm.maximum would order -0.0 below
+    0.0. For floats the inner select is x86's own max/min instruction."""
     def emit(b, d, x, y):
-        if d.is_float:  # NaN-propagating, like np.maximum / np.minimum
-            return _call(fname)(b, d, x, y)
+        if d.is_float:
+            return b.select(b.fcmp_unordered("uno", x, x), x,
+                            b.select(b.fcmp_ordered(pred, x, y), x, y))
         cmp = b.icmp_unsigned if d.is_bool else b.icmp_signed
         return b.select(cmp(pred, x, y), x, y)
     return emit
@@ -387,8 +392,8 @@ EMITTERS: dict[str, Emitter] = {
     "floordiv": _by_kind(None, _ifloordiv, _ffloordiv),
     "mod": _by_kind(None, _imod, _fmod),
     "pow": _by_kind(None, _ipow, _fpow),  # vpow.py: vectorizable, unlike libm pow
-    "maximum": _minmax(">", "llvm.maximum"),
-    "minimum": _minmax("<", "llvm.minimum"),
+    "maximum": _minmax(">"),
+    "minimum": _minmax("<"),
     "eq": _compare("=="),
     "ne": _compare("!="),
     "lt": _compare("<"),

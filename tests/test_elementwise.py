@@ -282,6 +282,19 @@ def test_maximum_minimum_nan_propagates():
     assert_close(lazy.minimum(A, B), np.minimum(a, b))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_maximum_minimum_signed_zeros_and_nans_bit_for_bit(dtype):
+    """Every pair of 0.0, -0.0, NaNs of both signs, +-1, +-inf, in both
+    orders: NumPy gives the second of two equal values (maximum(0.0, -0.0)
+    is -0.0) and the first NaN; llvm.maximum gave 0.0 for both orders."""
+    vals = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf], dtype)
+    a, b = np.repeat(vals, len(vals)), np.tile(vals, len(vals))
+    for name in ("maximum", "minimum"):
+        want = getattr(np, name)(a, b)
+        got = getattr(lazy, name)(lazy.asarray(a), lazy.asarray(b)).numpy()
+        np.testing.assert_array_equal(got.view(f"u{a.itemsize}"), want.view(f"u{a.itemsize}"))
+
+
 @pytest.mark.parametrize("dx, dy", [("float32", "float32"), ("int32", "float64"),
                                     ("int64", "int32"), ("bool", "int32"), ("bool", "bool")])
 def test_where(dx, dy):
