@@ -71,6 +71,12 @@ def const(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> T
     return t.broadcast_to(shape) if shape else t
 
 
+def filled(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> Tensor:
+    """A result of `shape` whose elements all equal `value`, each its own (a
+    copy of `const`'s view, so writing one element writes only that one)."""
+    return apply("copy", const(value, dtype, shape, device))
+
+
 def cast(t: Tensor, dtype: DType) -> Tensor:
     if t.dtype is dtype:
         return t
@@ -139,7 +145,7 @@ def _non_number(op: str, args: tuple) -> Tensor:
                         f"number, a NumPy array or nested lists")
     tensors = [a for a in args if isinstance(a, Tensor)]
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return apply("copy", const(op == "ne", bool_, shape, tensors[0].device))
+    return filled(op == "ne", bool_, shape, tensors[0].device)
 
 
 def apply(op: str, *args: object) -> Tensor:
@@ -183,7 +189,7 @@ def apply(op: str, *args: object) -> Tensor:
                                                        if isinstance(x, Tensor)):
                     raise  # NumPy too (a bool tensor compares as int64, and raises)
                 answer = _compare_out_of_range(op, a is args[0], a > 0)
-                return apply("copy", const(answer, bool_, shape, device))
+                return filled(answer, bool_, shape, device)
             const_buf = runtime.pending("const", (), value, dtype, (), device, site)
             srcs.append((const_buf, scalar_view))
             runtime.count_node()

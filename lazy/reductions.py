@@ -144,7 +144,7 @@ def _reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
     src = elementwise.cast(t, bool_) if op in ("any", "all") else t
     if not axes:  # nothing to reduce: NumPy gives the values in the result dtype
         if op in ("argmax", "argmin"):
-            return elementwise.const(0, out_dtype, t.shape, t.device)
+            return elementwise.filled(0, out_dtype, t.shape, t.device)
         return elementwise.astype(src, out_dtype)
     if op in ("argmax", "argmin") and axis is None and t.ndim > 1:
         flat = src.reshape(-1)  # NumPy: the index into the flattened tensor

@@ -441,7 +441,11 @@ class Tensor(ArrayProtocols):
     def squeeze(self, dim=None): return views.squeeze(self, dim)
     def unsqueeze(self, dim): return views.unsqueeze(self, dim)
     def flatten(self, start_dim=0, end_dim=-1): return views.flatten(self, start_dim, end_dim)
-    def ravel(self): return views.reshape(self, (-1,))
+    def ravel(self) -> "Tensor":
+        """A contiguous 1-D result (NumPy's and PyTorch's): a view only of a
+        C-contiguous tensor; a strided or reversed one is copied."""
+        return views.reshape(self.contiguous(), (-1,))
+
     def narrow(self, dim, start, length): return views.narrow(self, dim, start, length)
     def select(self, dim, index): return views.select(self, dim, index)
     def diagonal(self, offset=0, dim1=0, dim2=1): return views.diagonal(self, offset, dim1, dim2)

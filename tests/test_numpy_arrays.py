@@ -313,3 +313,78 @@ def test_take_and_take_along_axis():
     same(lnp.take_along_axis(x, idx), np.take_along_axis(a, idx, axis=-1))
     with pytest.raises(IndexError, match="out of bounds"):
         lnp.take(x, [7], axis=1)
+
+
+# -- results that must be arrays of their own, views that must be views ---------------
+@pytest.mark.parametrize("fn, a", [
+    (lambda m, x: m.isnan(x), np.array([1, 2, 3])), (lambda m, x: m.isinf(x), np.array([1, 2])),
+    (lambda m, x: m.isfinite(x), np.array([[1, 2], [3, 4]], np.int32)),
+    (lambda m, x: m.signbit(x), np.array([True, False, True]))])
+def test_constant_results_have_elements_of_their_own(fn, a):
+    """isnan of ints, signbit of bools, ... were one constant seen through a
+    stride-0 view: writing one element wrote all of them."""
+    want, got = fn(np, a.copy()), fn(lnp, lnp.asarray(a))
+    same(got, want)
+    assert got.stride() == tuple(s // want.itemsize for s in want.strides)
+    idx = (0,) * want.ndim
+    want[idx] = not want[idx] if want.dtype == bool else want[idx] + 1
+    got[idx] = not bool(got[idx]) if got.dtype == lnp.bool else got[idx] + 1
+    same(got, want)
+
+
+def test_imag_of_real_data_has_elements_of_its_own():
+    """NumPy's is read-only; lazyrt's is writable, so one element must be one."""
+    im = lnp.imag(lnp.asarray(np.array([1.0, 2.0, 3.0])))
+    assert im.stride() == (1,)
+    im[0] = 1.0
+    same(im, np.array([1.0, 0.0, 0.0]))
+
+
+@pytest.mark.parametrize("view", [lambda a: a, lambda a: a[::-1], lambda a: a[::2],
+                                  lambda a: a[::-1, ::-1], lambda a: a[:, ::2], lambda a: a.T],
+                         ids=["contiguous", "reversed", "strided", "both_flipped", "columns",
+                              "transposed"])
+@pytest.mark.parametrize("ravel", [lambda x: x.ravel(), lambda x: lnp.ravel(x)])
+def test_ravel_is_a_view_only_of_contiguous_input(view, ravel):
+    """NumPy's (and PyTorch's) ravel copies unless the input is C-contiguous;
+    lazyrt's was always a view, so a later write to the base showed through."""
+    base = np.arange(12.0).reshape(3, 4)
+    t = lnp.asarray(base.copy())
+    want = view(base).ravel()
+    got = ravel(view(t))
+    base[0, 0], t[0, 0] = 99.0, 99.0
+    same(got, want)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.diagonal(x, 1, 1, 2), lambda m, x: m.diagonal(x, -1, 2, 0),
+    lambda m, x: m.flipud(x), lambda m, x: m.fliplr(x),
+    lambda m, x: m.rot90(x), lambda m, x: m.rot90(x, 2, (1, 2)), lambda m, x: m.rot90(x, -1, (2, 0)),
+    lambda m, x: m.array_split(x, 3, axis=2), lambda m, x: m.array_split(x, [1, 3], axis=1),
+    lambda m, x: m.hsplit(x, 3), lambda m, x: m.vsplit(x, [1])])
+def test_view_functions_are_native_views(fn):
+    """diagonal, flipud, fliplr, rot90 and the splits were NumPy fallbacks,
+    copies, so a later write to the base did not show through them (and a
+    write through them was lost). Values, shapes and strides against NumPy."""
+    base = np.arange(24.0).reshape(2, 3, 4)
+    t = lnp.asarray(base.copy())
+    want, got = fn(np, base), fn(lnp, t)  # a NumPy fallback raises here (fresh_log)
+    base[...] = -base
+    t[...] = -t
+    for w, g in zip(*((want, got) if isinstance(want, list) else ([want], [got]))):
+        same(g, w)
+        assert g.stride() == tuple(s // w.itemsize for s in w.strides)
+
+
+def test_rot90_and_splits_refuse_what_numpy_refuses():
+    for m, x in ((np, np.zeros((2, 3))), (lnp, lnp.zeros((2, 3)))):
+        with pytest.raises(ValueError, match="Axes must be different"):
+            m.rot90(x, 1, (0, 0))
+        with pytest.raises(ValueError, match="number sections must be larger than 0"):
+            m.array_split(x, 0)
+        with pytest.raises(ValueError, match="equal division"):
+            m.split(x, 4, axis=1)
+        with pytest.raises(ValueError, match="vsplit only works"):
+            m.vsplit(x[0], 2)
+        with pytest.raises(ValueError, match="Input must be >= 2-d"):
+            m.fliplr(x[0])

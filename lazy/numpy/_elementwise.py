@@ -166,7 +166,7 @@ def real(x: object, /) -> Tensor:
 def imag(x: object, /) -> Tensor:
     """Imaginary part: zeros of x's dtype (lazyrt has no complex dtypes)."""
     t = tensor(x)
-    return elementwise.const(0, t.dtype, t.shape, t.device)
+    return elementwise.filled(0, t.dtype, t.shape, t.device)
 
 
 def isnan(x: object, /) -> Tensor:
@@ -174,14 +174,14 @@ def isnan(x: object, /) -> Tensor:
     t = tensor(x)
     if t.dtype.is_float:
         return elementwise.apply("ne", t, t)
-    return elementwise.const(False, bool_, t.shape, t.device)
+    return elementwise.filled(False, bool_, t.shape, t.device)
 
 
 def isinf(x: object, /) -> Tensor:
     t = tensor(x)
     if t.dtype.is_float:
         return elementwise.apply("eq", elementwise.apply("abs", t), np.inf)
-    return elementwise.const(False, bool_, t.shape, t.device)
+    return elementwise.filled(False, bool_, t.shape, t.device)
 
 
 def isfinite(x: object, /) -> Tensor:
@@ -189,7 +189,7 @@ def isfinite(x: object, /) -> Tensor:
     t = tensor(x)
     if t.dtype.is_float:
         return elementwise.apply("eq", elementwise.apply("sub", t, t), 0.0)
-    return elementwise.const(True, bool_, t.shape, t.device)
+    return elementwise.filled(True, bool_, t.shape, t.device)
 
 
 __all__ = ["abs", "add", "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",

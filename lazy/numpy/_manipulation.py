@@ -101,7 +101,8 @@ def _copy(t: Tensor) -> Tensor:
 
 
 def ravel(a: object) -> Tensor:
-    return views.reshape(tensor(a), (-1,))
+    """A view when `a` is C-contiguous, else a copy, as NumPy's."""
+    return tensor(a).ravel()
 
 
 def flip(x: object, /, axis: object = None) -> Tensor:
@@ -276,16 +277,18 @@ def ascontiguousarray(a: object, dtype: object = None) -> Tensor:
     return atleast_1d(t).contiguous()
 
 
-def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
-    """NumPy's split: views of equal sections, or cut at the given indices."""
+def array_split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
+    """NumPy's array_split: views of k sections (the first n % k one longer),
+    or cut at the given indices."""
     t = tensor(ary)
     d = axis_arg(axis, t.ndim)
     n = t.shape[d]
     if isinstance(indices_or_sections, (int, np.integer)):
         k = operator.index(indices_or_sections)
-        if k <= 0 or n % k:
-            raise ValueError("array split does not result in an equal division")
-        cuts = [i * (n // k) for i in range(1, k)]
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, k)
+        cuts = [i * each + min(i, extra) for i in range(1, k)]
     else:
         cuts = [operator.index(i) for i in indices_or_sections]
     bounds = [0, *cuts, n]
@@ -293,9 +296,76 @@ def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tenso
     return [t[head + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-__all__ = ["ascontiguousarray", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
-           "broadcast_to", "concat", "concatenate", "expand_dims", "flip",
-           "hstack", "matrix_transpose", "moveaxis", "permute_dims", "ravel", "repeat",
-           "reshape", "roll", "split", "squeeze", "stack", "swapaxes", "tile", "transpose",
-           "unstack", "vstack"]
+def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
+    """NumPy's split: views of equal sections, or cut at the given indices."""
+    t = tensor(ary)
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = operator.index(indices_or_sections)
+        if k <= 0 or t.shape[axis_arg(axis, t.ndim)] % k:
+            raise ValueError("array split does not result in an equal division")
+    return array_split(t, indices_or_sections, axis)
+
+
+def hsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
+    t = tensor(ary)
+    if t.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(t, indices_or_sections, 1 if t.ndim > 1 else 0)
+
+
+def vsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
+    t = tensor(ary)
+    if t.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(t, indices_or_sections, 0)
+
+
+def diagonal(a: object, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """NumPy's diagonal: a view (NumPy's is read-only; this one writes `a`,
+    as PyTorch's)."""
+    return views.diagonal(tensor(a), offset, axis1, axis2)
+
+
+def flipud(m: object) -> Tensor:
+    t = tensor(m)
+    if t.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(t, axis=0)
+
+
+def fliplr(m: object) -> Tensor:
+    t = tensor(m)
+    if t.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(t, axis=1)
+
+
+def rot90(m: object, k: int = 1, axes: tuple = (0, 1)) -> Tensor:
+    """NumPy's rot90: a view, rotated from the first axis towards the second."""
+    t = tensor(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == t.ndim:
+        raise ValueError("Axes must be different.")
+    if not all(-t.ndim <= a < t.ndim for a in axes):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={t.ndim}.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return t[...]
+    if k == 2:
+        return flip(t, axis=axes)
+    order = list(range(t.ndim))
+    a0, a1 = axis_arg(axes[0], t.ndim), axis_arg(axes[1], t.ndim)
+    order[a0], order[a1] = order[a1], order[a0]
+    if k == 1:
+        return permute_dims(flip(t, axis=a1), tuple(order))
+    return flip(permute_dims(t, tuple(order)), axis=a1)
+
+
+__all__ = ["array_split", "ascontiguousarray", "atleast_1d", "atleast_2d", "atleast_3d",
+           "broadcast_arrays", "broadcast_to", "concat", "concatenate", "diagonal",
+           "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "matrix_transpose",
+           "moveaxis", "permute_dims", "ravel", "repeat", "reshape", "roll", "rot90", "split",
+           "squeeze", "stack", "swapaxes", "tile", "transpose", "unstack", "vsplit", "vstack"]
 

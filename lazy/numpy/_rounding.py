@@ -75,7 +75,7 @@ def signbit(x: object, /) -> Tensor:
     """Is the sign bit set (-0.0 and negative NaNs too): the `signbit` primitive."""
     t = tensor(x)
     if t.dtype.is_bool:
-        return elementwise.const(False, bool_, t.shape, t.device)
+        return elementwise.filled(False, bool_, t.shape, t.device)
     if t.dtype.is_int:
         return _apply("lt", t, 0)
     return _apply("signbit", t)
