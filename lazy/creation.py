@@ -118,7 +118,7 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
             return _placed(Tensor._of(*shared), dev or "cpu")
     buf, view = buffer_and_view(obj, dtype, copy=False)
     t = Tensor._wrap(buf, view)
-    if isinstance(obj, np.ndarray) and buf.array.dtype == obj.dtype:
+    if isinstance(obj, np.ndarray):  # noted only when no copy was made
         remember_storage(t._storage, obj, buf.array)
     return _placed(t, dev or "cpu")
 

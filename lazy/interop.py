@@ -33,7 +33,7 @@ _DL_CPU, _DL_CUDA = 1, 2  # DLDeviceType values (dlpack.h)
 _UNSET = object()
 
 
-def _check_where(mask: Any) -> None:
+def check_where_mask(mask: Any) -> None:
     """NumPy casts an array `where=` to bool under the "safe" rule: a bool
     array only (Python data such as `[1, 0]` or `1` is converted)."""
     dtype = getattr(mask, "dtype", None)
@@ -54,7 +54,7 @@ class ArrayProtocols:
             if o is not None and not isinstance(o, (ArrayProtocols, np.ndarray)):
                 raise TypeError(f"return arrays must be of ArrayType, got {type(o).__name__}")
         casting = kwargs.get("casting", "same_kind")
-        _check_where(kwargs.get("where", True))
+        check_where_mask(kwargs.get("where", True))
         # With out=, where= keeps out's old values where the mask is False: computed
         # whole, then selected (NumPy would leave them untouched, the same values).
         # A reduction's where= picks the elements it reads: that is NumPy's to do.

@@ -35,7 +35,7 @@ def _array_fill(value: object) -> bool:
     return value is not None and not isinstance(value, _SCALARS)
 
 
-def _filled(shape: tuple, value: object, dtype: object, device: object) -> Tensor:
+def _full_of_array(shape: tuple, value: object, dtype: object, device: object) -> Tensor:
     """NumPy's full with an array fill value: the fill broadcast to `shape`
     and copied (a new contiguous tensor, not a view), in `dtype` or else the
     fill's own dtype; a fill that does not broadcast raises here."""
@@ -123,14 +123,14 @@ def ones(shape: object, dtype: object = None, *, device: object = None) -> Tenso
 def full(shape: object, fill_value: object, dtype: object = None, *,
          device: object = None) -> Tensor:
     if _array_fill(fill_value):
-        return _filled(_shape(shape), fill_value, dtype, _device(device))
+        return _full_of_array(_shape(shape), fill_value, dtype, _device(device))
     return creation.full(_shape(shape), fill_value, _default(fill_value, dtype), _device(device))
 
 
 def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
     x = tensor(x)
     if _array_fill(value):
-        return _filled(x.shape, value, dtype or x.dtype, _device(device) or x.device)
+        return _full_of_array(x.shape, value, dtype or x.dtype, _device(device) or x.device)
     return creation.full(x.shape, value, as_dtype(dtype or x.dtype), _device(device) or x.device)
 
 

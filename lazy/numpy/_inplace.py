@@ -13,13 +13,10 @@ import math
 
 import numpy as np
 
+from ..interop import check_where_mask
 from ..tensor import Tensor
 from ._helpers import operand, tensor
-
-
-def _check_where(where: object) -> None:
-    from ..interop import _check_where as check  # NumPy's "safe" cast of an array mask
-    check(where)
+from ._searching import where as select
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}
@@ -45,8 +42,7 @@ def copyto(dst: object, src: object, casting: str = "same_kind", where: object =
         raise TypeError(f"Cannot cast {what} from dtype('{have}') to dtype('{want}') "
                         f"according to the rule '{casting}'")
     if where is not True:
-        _check_where(where)
-        from ._searching import where as select
+        check_where_mask(where)
         src = select(operand(where), src, dst)
     dst[...] = src
     return None
@@ -54,7 +50,8 @@ def copyto(dst: object, src: object, casting: str = "same_kind", where: object =
 
 def _flat_write(a: Tensor, flat: np.ndarray, values: object) -> None:
     """a.flat[flat] = values, NumPy's way: the values repeat to the number of
-    indices, and the last write to a repeated index wins."""
+    indices, and the last write to a repeated index wins. A tensor of values
+    is read now (a sync): repeating it needs its length and values."""
     vals = np.asarray(values.numpy() if isinstance(values, Tensor) else values)
     if flat.size == 0:
         return

@@ -113,14 +113,13 @@ def std(x: object, /, axis: object = None, dtype: object = None, out: object = N
     single (0-d) result into it and refuses any other, because sqrt's
     float64 output cannot be stored into an integer array: so does this."""
     v = var(x, axis, dtype, None, ddof, keepdims, correction=correction)
-    if dtype is None or as_dtype(dtype).is_float:
+    if v.dtype.is_float:  # no dtype, or a floating one
         return store_out(elementwise.apply("sqrt", v), out)
     if v.ndim:
-        raise TypeError(f"std with dtype={as_dtype(dtype).name} and a result of shape "
-                        f"{v.shape}: sqrt's float64 output cannot be cast to "
-                        f"{as_dtype(dtype).name} (casting='same_kind'), as in NumPy; "
-                        f"pass a floating dtype")
-    return store_out(elementwise.cast(elementwise.apply("sqrt", v), as_dtype(dtype)), out)
+        raise TypeError(f"std with dtype={v.dtype.name} and a result of shape {v.shape}: "
+                        f"sqrt's float64 output cannot be cast to {v.dtype.name} "
+                        f"(casting='same_kind'), as in NumPy; pass a floating dtype")
+    return store_out(elementwise.cast(elementwise.apply("sqrt", v), v.dtype), out)
 
 
 def cumulative_sum(x: object, /, *, axis: int | None = None, dtype: object = None,
