@@ -43,6 +43,18 @@ def const(d: DType, value: object) -> ir.Constant:
     return ir.Constant(reg_type(d), value)
 
 
+def element(ty: ir.Type) -> ir.Type:
+    """The scalar type of a vector type (a scalar type is its own)."""
+    return ty.element if isinstance(ty, ir.VectorType) else ty
+
+
+def like(ty: ir.Type, scalar: ir.Type) -> ir.Type:
+    """`scalar`, or a vector of it as wide as vector type `ty`: the emitters
+    take scalars or vectors (simd.py's loops), and a constant of a vector
+    type is a splat."""
+    return ir.VectorType(scalar, ty.count) if isinstance(ty, ir.VectorType) else scalar
+
+
 def intrinsic(b: ir.IRBuilder, name: str, ty: ir.Type, nargs: int) -> ir.Function:
     """Declare (once per module) an overloaded intrinsic such as llvm.exp.f32
     (or llvm.rint.v16f64 for a vector type)."""
@@ -67,7 +79,7 @@ def cast(b: ir.IRBuilder, x: ir.Value, src: DType, dst: DType) -> ir.Value:
     """NumPy `astype` semantics between the five dtypes."""
     if src == dst:
         return x
-    st, dt = reg_type(src), reg_type(dst)
+    st, dt = like(x.type, reg_type(src)), like(x.type, reg_type(dst))
     if dst.is_bool:  # "!= 0"; NaN is truthy
         if src.is_float:
             return b.fcmp_unordered("!=", x, ir.Constant(st, 0.0))
@@ -162,9 +174,10 @@ def _log_base(name: str, inv_ln: float) -> Emitter:
     power of ten a double holds exactly (10**-22 .. 10**22, tested); float64
     log2: the C library's function (a scalar call, about NumPy's speed)."""
     def emit(b, d, x):
-        if x.type == F32:
-            wide = b.fmul(_log(b, d, b.fpext(x, F64)), ir.Constant(F64, inv_ln))
-            return b.fptrunc(wide, F32)
+        if element(x.type) == F32:
+            wty = like(x.type, F64)
+            wide = b.fmul(_log(b, d, b.fpext(x, wty)), ir.Constant(wty, inv_ln))
+            return b.fptrunc(wide, x.type)
         if name == "log10":
             from .vmath import log10_64
             return log10_64(b, x)
@@ -208,7 +221,7 @@ def _libm(name: str) -> Emitter:
 
 def _signbit(b, d, x):
     """The sign bit itself (true for -0.0 and negative NaNs), as np.signbit."""
-    bits = I32 if x.type == F32 else I64
+    bits = like(x.type, I32 if element(x.type) == F32 else I64)
     return b.icmp_signed("<", b.bitcast(x, bits), ir.Constant(bits, 0))
 
 
@@ -233,18 +246,19 @@ def _floor_divmod(b, x, y):
     the first estimate off by up to |x| 2**-52 / |y|), then moved by one
     until the remainder has y's sign and is smaller than |y|."""
     ty = x.type
-    floor = intrinsic(b, "llvm.floor", F64, 1)
+    fty = like(ty, F64)
+    floor = intrinsic(b, "llvm.floor", fty, 1)
     # INT64_MAX // 1 estimates 2**63, which fptosi would make poison: cap it
     # at the largest double below 2**63 (the refinement adds the rest)
-    cap = ir.Constant(F64, float(2**63 - 1024))
-    yd = b.sitofp(y, F64)
+    cap = ir.Constant(fty, float(2**63 - 1024))
+    yd = b.sitofp(y, fty)
 
     def estimate(v):  # floor(v / y), as an integer
-        e = b.call(floor, [b.fdiv(b.sitofp(v, F64), yd)])
+        e = b.call(floor, [b.fdiv(b.sitofp(v, fty), yd)])
         return b.fptosi(b.select(b.fcmp_ordered(">", e, cap), cap, e), ty)
     q = estimate(x)
     r = b.sub(x, b.mul(q, y))
-    if ty.width > 32:  # the remainder is exact; its quotient by y is small
+    if element(ty).width > 32:  # the remainder is exact; its quotient by y is small
         q1 = estimate(r)
         q, r = b.add(q, q1), b.sub(r, b.mul(q1, y))
     zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)

@@ -23,8 +23,8 @@ from fractions import Fraction
 
 from llvmlite import ir
 
-from .lowering import F32, F64, I1, I64, intrinsic
-from .vmath import _c, _k_cos, _k_sin, _like, _pi_scaled, _sincos, fabs
+from .lowering import F32, F64, I1, I64, element, intrinsic, like
+from .vmath import _c, _k_cos, _k_sin, _pi_scaled, _sincos, fabs
 
 # per dtype: name suffix, vector widths offered, lanes of the shared exact
 # path (0: lane by lane), |x| below which the short reduction is taken
@@ -60,10 +60,13 @@ class _StringAttr(ir.instructions.CallInstrAttributes):
 
 
 def call(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
-    """sin, cos or tan (`fn`) of a float value, as a call the vectorizer can widen."""
-    suffix, widths = _KIND[x.type][:2]
+    """sin, cos or tan (`fn`) of a float value, as a call the vectorizer can
+    widen; of a vector (simd.py's loops), a call of the vector version."""
+    suffix, widths = _KIND[element(x.type)][:2]
     name = f"lazy_{fn}{suffix}"
-    func = b.module.globals.get(name) or _define(b.module, name, fn, x.type)
+    func = b.module.globals.get(name) or _define(b.module, name, fn, element(x.type))
+    if isinstance(x.type, ir.VectorType):
+        return b.call(b.module.globals[f"{name}_v{x.type.count}"], [x])
     instr = b.call(func, [x])
     variants = ",".join(f"_ZGV_LLVM_N{n}v_{name}({name}_v{n})" for n in widths)
     instr.attributes = _StringAttr(f'"vector-function-abi-variant"="{variants}"')
@@ -112,19 +115,15 @@ def _define(mod: ir.Module, name: str, fn_name: str, ty: ir.Type) -> ir.Function
 def _fast_or_exact(b: ir.IRBuilder, x: ir.Value, slow, fn: str, limit: float) -> None:
     """The body of a scalar or vector function of its argument x: the short
     reduction unless some lane is at least `limit` (or NaN), else `slow`."""
-    xd = b.fpext(x, _like(x.type, F64)) if _element(x.type) == F32 else x
+    xd = b.fpext(x, like(x.type, F64)) if element(x.type) == F32 else x
     large = b.fcmp_unordered(">=", fabs(b, xd), _c(xd.type, limit))
     if isinstance(x.type, ir.VectorType):
         n = x.type.count
         large = b.icmp_unsigned("!=", b.bitcast(large, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
     with b.if_then(large, likely=False):
         b.ret(slow(b, x))
-    v = _fast(b, xd, fn) if _element(x.type) == F32 else _fast64(b, xd, fn)
-    b.ret(b.fptrunc(v, x.type) if _element(x.type) == F32 else v)
-
-
-def _element(ty: ir.Type) -> ir.Type:
-    return ty.element if isinstance(ty, ir.VectorType) else ty
+    v = _fast(b, xd, fn) if element(x.type) == F32 else _fast64(b, xd, fn)
+    b.ret(b.fptrunc(v, x.type) if element(x.type) == F32 else v)
 
 
 def _lane_by_lane(b: ir.IRBuilder, scalar: ir.Function, x: ir.Value) -> ir.Value:
@@ -195,7 +194,7 @@ def _quadrant(b: ir.IRBuilder, x: ir.Value, k: ir.Value, s: ir.Value, c: ir.Valu
               fn: str) -> ir.Value:
     """fn(x) from sin and cos of r = x - k pi/2."""
     ty = x.type
-    ity, bty = _like(ty, I64), _like(ty, I1)
+    ity, bty = like(ty, I64), like(ty, I1)
     q = b.fptosi(k, ity)
     odd = b.trunc(q, bty)                                   # quadrant 1 or 3: swap sin/cos
     flip = b.trunc(b.lshr(q, ir.Constant(ity, 1)), bty)     # quadrant 2 or 3: negate sin

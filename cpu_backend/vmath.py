@@ -19,7 +19,7 @@ import math
 
 from llvmlite import ir
 
-from .lowering import F32, F64, I32, I64, intrinsic
+from .lowering import F32, F64, I32, I64, element, intrinsic, like
 
 # Cephes expf: exp(r) = 1 + r + r^2 P(r) for |r| <= ln2/2; exp: Pade form in r^2.
 _EXPF_P = [1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
@@ -71,17 +71,18 @@ def _estrin(b: ir.IRBuilder, x: ir.Value, coeffs: list[float], fused: bool = Fal
 
 def _pow2(b: ir.IRBuilder, n: ir.Value, ty: ir.Type) -> ir.Value:
     """2**n for n in the normal exponent range, from the bits."""
-    if ty == F32:
-        bits = b.shl(b.add(n, ir.Constant(I32, 127)), ir.Constant(I32, 23))
+    if element(ty) == F32:
+        bits = b.shl(b.add(n, ir.Constant(n.type, 127)), ir.Constant(n.type, 23))
     else:
-        bits = b.shl(b.add(n, ir.Constant(I64, 1023)), ir.Constant(I64, 52))
+        bits = b.shl(b.add(n, ir.Constant(n.type, 1023)), ir.Constant(n.type, 52))
     return b.bitcast(bits, ty)
 
 
 def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     ty = x.type
-    it = I32 if ty == F32 else I64
-    if ty == F32:
+    f32 = element(ty) == F32
+    it = like(ty, I32 if f32 else I64)
+    if f32:
         hi, lo, c1, c2 = 88.72283935546875, -103.97208404541016, 0.693359375, -2.12194440e-4
     else:
         hi, lo = 709.782712893384, -745.1332191019412
@@ -91,7 +92,7 @@ def exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     xc = b.select(b.fcmp_ordered("<", xc, _c(ty, lo)), _c(ty, lo), xc)
     n = b.call(rint, [b.fmul(xc, _c(ty, 1 / math.log(2)))])
     r = b.fsub(b.fsub(xc, b.fmul(n, _c(ty, c1))), b.fmul(n, _c(ty, c2)))
-    if ty == F32:
+    if f32:
         rr = b.fmul(r, r)
         p = b.fadd(b.fadd(b.fmul(_horner(b, r, _EXPF_P), rr), r), _c(ty, 1.0))
     else:
@@ -123,15 +124,16 @@ def expm1(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     2^n (e^r - 1) + (2^n - 1) with a short series for e^r - 1 (float32
     needs 30 bits of it, not 53), no float64 exp."""
     ty = x.type
-    if ty == F32:
-        wide = b.fpext(x, F64)
-        xc = b.select(b.fcmp_ordered(">", wide, _c(F64, 100.0)), _c(F64, 100.0), wide)
-        xc = b.select(b.fcmp_ordered("<", xc, _c(F64, -150.0)), _c(F64, -150.0), xc)
-        n = b.call(intrinsic(b, "llvm.rint", F64, 1), [b.fmul(xc, _c(F64, 1 / math.log(2)))])
-        r = b.fsub(xc, b.fmul(n, _c(F64, math.log(2))))
+    if element(ty) == F32:
+        dt = like(ty, F64)
+        wide = b.fpext(x, dt)
+        xc = b.select(b.fcmp_ordered(">", wide, _c(dt, 100.0)), _c(dt, 100.0), wide)
+        xc = b.select(b.fcmp_ordered("<", xc, _c(dt, -150.0)), _c(dt, -150.0), xc)
+        n = b.call(intrinsic(b, "llvm.rint", dt, 1), [b.fmul(xc, _c(dt, 1 / math.log(2)))])
+        r = b.fsub(xc, b.fmul(n, _c(dt, math.log(2))))
         em1 = b.fadd(r, b.fmul(b.fmul(r, r), _estrin(b, r, _EXPM1F_TAYLOR)))
-        scale = _pow2(b, b.fptosi(n, I64), F64)
-        out = b.fptrunc(b.fadd(b.fmul(scale, em1), b.fsub(scale, _c(F64, 1.0))), F32)
+        scale = _pow2(b, b.fptosi(n, like(ty, I64)), dt)
+        out = b.fptrunc(b.fadd(b.fmul(scale, em1), b.fsub(scale, _c(dt, 1.0))), ty)
     else:
         small = b.fadd(x, b.fmul(b.fmul(x, x), _estrin(b, x, _EXPM1_TAYLOR)))
         big = b.fsub(exp(b, x), _c(ty, 1.0))
@@ -180,8 +182,8 @@ def split_sqrt2(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
     [sqrt(1/2), sqrt(2)), for finite positive x (subnormals included): the
     reduction of log and of pow (vpow.py)."""
     ty = x.type
-    f32 = ty == F32
-    it, mant, bias = (I32, 23, 127) if f32 else (I64, 52, 1023)
+    f32 = element(ty) == F32
+    it, mant, bias = (like(ty, I32), 23, 127) if f32 else (like(ty, I64), 52, 1023)
     tiny = 2.0 ** (-126 if f32 else -1022)
     sub = b.fcmp_ordered("<", x, _c(ty, tiny))
     xs = b.select(sub, b.fmul(x, _c(ty, 2.0 ** mant)), x)  # subnormals -> normal
@@ -203,7 +205,7 @@ def log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     terms for float32 and 11 for float64; ln2 is split so e*ln2_hi is exact.
     """
     ty = x.type
-    f32 = ty == F32
+    f32 = element(ty) == F32
     fe, m = split_sqrt2(b, x)
     s = b.fdiv(b.fsub(m, _c(ty, 1.0)), b.fadd(m, _c(ty, 1.0)))
     s2 = b.fmul(s, s)
@@ -239,7 +241,7 @@ def log10_64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     (FMA-exact), e log10(2) is split so that e * hi is exact, and the last
     sum is a TwoSum.
     """
-    one = _c(F64, 1.0)
+    one = _c(x.type, 1.0)
     fma = intrinsic(b, "llvm.fma", x.type, 3)
     fe, m = split_sqrt2(b, x)
     f = b.fsub(m, one)                      # exact: m is within a factor 2 of 1
@@ -250,13 +252,13 @@ def log10_64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     s_lo = b.fmul(rem, inv)                 # f / (m + 1) == s + s_lo, nearly exactly
     s2 = b.fmul(s, s)
     poly = _horner(b, s2, [1.0 / (2 * k + 1) for k in range(11, 0, -1)])
-    t = b.fmul(s, _c(F64, 2.0))             # exact
-    tail = b.fadd(b.fmul(s_lo, _c(F64, 2.0)), b.fmul(b.fmul(t, s2), poly))
-    c_hi, c_lo = _c(F64, _INV_LN10[0]), _c(F64, _INV_LN10[1])
+    t = b.fmul(s, _c(x.type, 2.0))             # exact
+    tail = b.fadd(b.fmul(s_lo, _c(x.type, 2.0)), b.fmul(b.fmul(t, s2), poly))
+    c_hi, c_lo = _c(x.type, _INV_LN10[0]), _c(x.type, _INV_LN10[1])
     p = b.fmul(t, c_hi)
     low = b.fadd(b.fadd(b.call(fma, [t, c_hi, b.fneg(p)]), b.fmul(t, c_lo)), b.fmul(tail, c_hi))
-    hi, err = _two_sum(b, b.fmul(fe, _c(F64, _LOG10_2[0])), p)
-    r = b.fadd(hi, b.fadd(err, b.fadd(low, b.fmul(fe, _c(F64, _LOG10_2[1])))))
+    hi, err = _two_sum(b, b.fmul(fe, _c(x.type, _LOG10_2[0])), p)
+    r = b.fadd(hi, b.fadd(err, b.fadd(low, b.fmul(fe, _c(x.type, _LOG10_2[1])))))
     return _log_specials(b, x, r)
 
 
@@ -398,11 +400,6 @@ def _unreduced_if_small(b: ir.IRBuilder, ax: ir.Value, n: ir.Value, fh: ir.Value
             b.select(small, _c(ty, 0.0), rlo))
 
 
-def _like(ty: ir.Type, scalar: ir.Type) -> ir.Type:
-    """`scalar`, or a vector of it as wide as vector type `ty`."""
-    return ir.VectorType(scalar, ty.count) if isinstance(ty, ir.VectorType) else scalar
-
-
 def _two_over_pi_pieces(bits: int, count: int) -> list[float]:
     """2/pi's binary digits after the point, `bits` at a time, each piece a
     double (exact: an integer below 2**bits times a power of two)."""
@@ -435,7 +432,7 @@ def _rem_pio2_f32(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value, ir
             e = b.fadd(e, err)
     q = b.call(intrinsic(b, "llvm.rint", ty, 1), [s])  # nearest quadrant (< 32)
     fh, fl = _two_sum(b, b.fsub(s, q), e)
-    ity = _like(ty, I64)
+    ity = like(ty, I64)
     n = b.and_(b.fptosi(q, ity), ir.Constant(ity, 3))
     return _unreduced_if_small(b, ax, n, fh, fl)
 
@@ -471,13 +468,13 @@ def _sincos(b: ir.IRBuilder, x: ir.Value, fn: str) -> ir.Value:
     """sin, cos or tan (`fn`) of a float64 value, or of float32 values (scalar
     or vector)."""
     ty = x.type
-    single = ty != F64
-    dty = _like(ty, F64)
+    single = element(ty) != F64
+    dty = like(ty, F64)
     xd = b.fpext(x, dty) if single else x
     ax = fabs(b, xd)
     n, rh, rl = (_rem_pio2_f32 if single else _rem_pio2)(b, ax)
     ks, kc = _k_sin(b, rh, rl), _k_cos(b, rh, rl)
-    odd = b.trunc(n, _like(ty, ir.IntType(1)))           # quadrant 1 or 3: swap sin/cos
+    odd = b.trunc(n, like(ty, ir.IntType(1)))           # quadrant 1 or 3: swap sin/cos
     flip = b.icmp_unsigned("!=", b.and_(n, ir.Constant(n.type, 2)), ir.Constant(n.type, 0))
     zero = _c(dty, 0.0)
     if fn == "sin":    # +s, +c, -s, -c; odd in x
