@@ -33,11 +33,12 @@ from typing import Callable, NamedTuple
 
 from llvmlite import ir
 
-from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64, result_type
+from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64
 from scheduler.kernel_ir import Cast, Expr, Gather, Kernel, Op, arg_layout, postorder
 from scheduler.ops import ELEMENTWISE
 
-from .lowering import F64, I8, I64, cast, emit_op, mem_type
+from . import simd
+from .lowering import F64, I8, I64, cast, emit_op, like, mem_type
 from .reduction import Accumulator
 
 CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout", "tile")
@@ -51,11 +52,13 @@ MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
 # copy only finishes a row (fewer than VF x interleave elements), which
 # runtime unrolling would only make bigger. (Not `llvm.loop.unroll.disable`
 # there: it also turns off interleaving, which reductions need.) Loops
-# around other loops are never unrolled ("outer").
+# around other loops are never unrolled ("outer"). "simd": a loop the
+# generator has vectorized itself (simd.py).
 LOOP_HINTS: dict[str, tuple[tuple[str, bool | None], ...]] = {
     "scalar": (("llvm.loop.vectorize.enable", False), ("llvm.loop.unroll.disable", None)),
     "novec": (("llvm.loop.vectorize.enable", False),),
     "remainder": (("llvm.loop.unroll.runtime.disable", None),),
+    "simd": (("llvm.loop.vectorize.enable", False), ("llvm.loop.unroll.runtime.disable", None)),
     "outer": (("llvm.loop.unroll.disable", None),),
 }
 
@@ -68,9 +71,12 @@ class Ptr(NamedTuple):
 
     Rows of plain views are addressed as `gep(row_ptr, j * stride)`: SCEV then
     sees a no-wrap pointer recurrence, which LLVM needs to form interleaved
-    (wide load + shuffle) accesses for constant strides such as 2.
+    (wide load + shuffle) accesses for constant strides such as 2. `step`
+    is that stride when it is a compile-time constant: a vector load
+    (simd.py) reads `lanes` elements from `p` on at that step.
     """
     p: ir.Value
+    step: int | None = None
 
 
 class Hoisted(NamedTuple):
@@ -130,6 +136,7 @@ class _Gen:
         self.ctl = {n: b.load(b.gep(ctl, [ir.Constant(I64, i)]), name=n) for i, n in enumerate(CTL)}
         self.acc = Accumulator(k.reduce) if k.reduce is not None else None
         self.nloops = 0  # loops emitted so far: a loop whose body adds one is "outer"
+        self.lanes: int | None = None  # set while emitting a simd.py vector loop body
         dts = [i.dtype for i in k.inputs] + [o.dtype for o in k.outputs]
         dts += self.acc.partial_dtypes if self.acc else []
         self.ptr = []
@@ -330,20 +337,26 @@ class _Gen:
             pos = acc
         return pos
 
+    def splat(self, v: ir.Value) -> ir.Value:
+        """A row-invariant value as an operand of the code being emitted:
+        itself, or in every lane inside a vector loop."""
+        return simd.splat(self.b, v, self.lanes) if self.lanes else v
+
     def load(self, i: int, loc: "ir.Value | Ptr") -> tuple[ir.Value, object]:
-        """Value of input i at a position (through its chain) or a direct pointer."""
+        """Value of input i at a position (through its chain) or a direct pointer
+        (and the `lanes` elements from there on, inside a vector loop)."""
         inp = self.k.inputs[i]
         if isinstance(loc, Hoisted):
-            return loc.value, inp.dtype
+            return self.splat(loc.value), inp.dtype
         if isinstance(loc, Ptr):
-            v = self.b.load(loc.p)
+            v = simd.load(self.b, loc.p, loc.step, self.lanes) if self.lanes else self.b.load(loc.p)
         else:
             pos = self.position(i, loc)
             if inp.iota:
                 return pos, _I64
             v = self.b.load(self.b.gep(self.ptr[i], [pos], inbounds=True))
         if inp.dtype.is_bool:
-            v = self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0))
+            v = self.b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
         return v, inp.dtype
 
     def gather(self, i: int, pos: ir.Value, pos_dtype) -> ir.Value:
@@ -360,8 +373,7 @@ class _Gen:
         for e in postorder(roots):
             if isinstance(e, Op):
                 prim = ELEMENTWISE[e.name]
-                data = e.args[1:] if e.name == "where" else e.args
-                comp = prim.compute_dtype(result_type(*[a.dtype for a in data]))
+                comp = simd.compute_dtype(e)
                 args = [cast(b, vals[id(a)], a.dtype,
                              _BOOL if e.name == "where" and n == 0 else comp)
                         for n, a in enumerate(e.args)]
@@ -395,7 +407,10 @@ class _Gen:
         for n, (o, loc) in enumerate(zip(self.k.outputs, locs)):
             v = cast(b, vals[id(o.expr)], o.expr.dtype, o.dtype)
             if o.dtype.is_bool:
-                v = b.zext(v, I8)
+                v = b.zext(v, like(v.type, I8))
+            if self.lanes:  # simd.lanes admits only plain, row-contiguous outputs
+                simd.store(b, v, loc.p)
+                continue
             if o.pos is not None:
                 at = cast(b, vals[id(o.pos)], o.pos.dtype, _I64)
                 ptr = b.gep(self.ptr[nin + n], [at], inbounds=True)

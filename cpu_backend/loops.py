@@ -19,6 +19,7 @@ from llvmlite import ir
 
 from scheduler.kernel_ir import Expr, Kernel, Load, Reduced, Scalar, ViewSlot
 
+from . import simd
 from .codegen import Hoisted, Ptr, _Gen
 from .lowering import I64, cast, mem_type
 
@@ -54,11 +55,12 @@ def _at(g: _Gen, loc, j: ir.Value, s: ir.Value):
     """Location of element j of a row: a Ptr steps by gep, a position by add."""
     zero = isinstance(s, ir.Constant) and s.constant == 0
     one = isinstance(s, ir.Constant) and s.constant == 1
+    fixed = s.constant if isinstance(s, ir.Constant) else None
     if zero:
-        return loc
+        return loc._replace(step=0) if isinstance(loc, Ptr) else loc
     step = j if one else g.mul(j, s)
     if isinstance(loc, Ptr):
-        return Ptr(g.b.gep(loc.p, [step], inbounds=True))
+        return Ptr(g.b.gep(loc.p, [step], inbounds=True), fixed)
     return g.add(loc, step)
 
 
@@ -131,7 +133,7 @@ def _leaf(g: _Gen, pos: dict[int, ir.Value], cache: dict[int, ir.Value],
                 cache[e.input] = cast(g.b, v, d, e.dtype)
             return cache[e.input]
         if isinstance(e, Scalar):
-            return g.scalars[e.slot]
+            return g.splat(g.scalars[e.slot])
         if isinstance(e, Reduced) and reduced is not None:
             return reduced
         raise ValueError(f"{e} cannot be evaluated here")
@@ -201,12 +203,30 @@ def _elementwise(g: _Gen) -> None:
         s = tag[0] if tag is not None else None
         return inner_hint(g, [pick(n, s) for n in range(len(views))], range(len(views)))
 
-    streamed = _streamed_rows(g, elem, hint, pick) \
-        if g.stream and stream_eligible(k, g.mod.triple) else None
+    lanes = simd.lanes(k)
+
+    def vector_fits(tag) -> bool:
+        s = tag[0] if tag is not None else None
+        ins = [None if inp.indirect or n in hoist else pick(n, s) for n, inp in enumerate(k.inputs)]
+        return lanes is not None and simd.steps_fit(ins, [pick(n, s) for n in range(nin, len(views))])
+
+    def inner(state, cnt, tag) -> None:
+        """The inner loop over elements [0, cnt) of a row: simd.py's, or LLVM's to vectorize."""
+        if vector_fits(tag):
+            simd.row_loop(g, cnt, lanes, lambda j: elem(state, j, [], tag))
+        else:
+            g.counted_loop(_ZERO, cnt, [], lambda j, c: elem(state, j, c, tag), hint(tag))
+
+    def rows(state, cnt, carry, tag):
+        inner(state, cnt, tag)
+        return carry
+
+    stream = g.stream and stream_eligible(k, g.mod.triple)
+    row_body = _streamed_rows(g, inner, pick) if stream else rows
     if not ew_tile_eligible(k):
         g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck,
-                     row_body=streamed, hint=hint)
-        _fence_streams(g, streamed)
+                     row_body=row_body)
+        _fence_streams(g, stream)
         return
     b = g.b
     tiled, plain = b.append_basic_block("ew.tiled"), b.append_basic_block("ew.rows")
@@ -217,8 +237,8 @@ def _elementwise(g: _Gen) -> None:
     b.branch(join)
     b.position_at_end(plain)
     g.loop_range(g.ctl["start"], g.ctl["end"], g.shape(0, nout), [], row, elem, tags, vcheck,
-                 row_body=streamed, hint=hint)
-    _fence_streams(g, streamed)
+                 row_body=row_body)
+    _fence_streams(g, stream)
     b.branch(join)
     g.fn.blocks.remove(join)
     g.fn.blocks.append(join)
@@ -237,7 +257,7 @@ def stream_eligible(k: Kernel, triple: str) -> bool:
         triple.startswith("x86_64") and 64 % o.dtype.itemsize == 0
 
 
-def _streamed_rows(g: _Gen, elem, hint, pick):
+def _streamed_rows(g: _Gen, inner, pick):
     """The row loop of a kernel that may stream its output (ctl.tile ==
     TILE_STREAM). A row's output from its first 64-byte boundary on is cut
     into blocks of STREAM_BLOCK bytes; each block is computed into a stack
@@ -282,7 +302,7 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
             lo, = carry
             at = shifted(state, lo, tag)
             at[nin] = Ptr(tmp)
-            g.counted_loop(_ZERO, c(block), [], lambda j, cy: elem(at, j, cy, tag))
+            inner(at, c(block), tag)
             out = b.gep(out0, [lo], inbounds=True)
             for v in range(block // lanes):
                 src = b.bitcast(b.gep(tmp, [c(v * lanes)], inbounds=True), vec.as_pointer())
@@ -295,9 +315,7 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
             first = b.icmp_signed("==", seg, _ZERO)
             lo = b.select(first, _ZERO, tail)
             hi = b.select(first, head, cnt)
-            at = shifted(state, lo, tag)
-            g.counted_loop(_ZERO, b.sub(hi, lo), [], lambda j, cy: elem(at, j, cy, tag),
-                           hint(tag))
+            inner(shifted(state, lo, tag), b.sub(hi, lo), tag)
             return []
         g.counted_loop(_ZERO, c(2), [], direct)
         return carry
@@ -305,10 +323,10 @@ def _streamed_rows(g: _Gen, elem, hint, pick):
     return row_body
 
 
-def _fence_streams(g: _Gen, streamed) -> None:
+def _fence_streams(g: _Gen, stream: bool) -> None:
     """sfence: streamed stores are weakly ordered; the launch's `done` count
     must not be seen before them."""
-    if streamed is None:
+    if not stream:
         return
     fn = g.mod.globals.get("llvm.x86.sse.sfence") or \
         ir.Function(g.mod, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
