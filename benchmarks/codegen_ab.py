@@ -1,16 +1,23 @@
-"""Run time with and without Loop Strength Reduction, in one process.
+"""Run time of lazyrt's code against another code generation, in one process.
 
-    python benchmarks/lsr_ab.py [--rounds 21] [--same]
+    python benchmarks/codegen_ab.py [--rounds 21] [--b lsr|llvm-vectorizer|same]
 
-lazyrt generates code without LSR (cpu_backend/jit.py, `without_lsr`). This
-compiles every workload's kernels a second time, in a JIT that lets LLVM run
-LSR, and sends each launch to one or the other address, alternating A-B and
-B-A per round, so that both see the same load. It prints kernel-time medians
-and A/B (A: lazyrt's code, without LSR; > 1: slower without). `--same`
-compiles the second set without LSR too: every ratio should then be 1.00
-within noise, which checks the harness itself (a variant mapped to the wrong
-twin once made "B" look 20-45% slower). docs/performance.md, "Compile
-latency without LSR", has results.
+Every workload's kernels are compiled a second time, in a JIT that differs
+in one choice (B), and each launch is sent to one or the other address,
+alternating A-B and B-A per round, so that both see the same load. It
+prints kernel-time medians and A/B (A: lazyrt's code; > 1: A is slower).
+B is one of:
+
+- `lsr`: LLVM's Loop Strength Reduction on (lazyrt turns it off:
+  cpu_backend/jit.py, `without_lsr`);
+- `llvm-vectorizer`: no simd.py vector loops, every loop left to LLVM's
+  loop vectorizer as before;
+- `same`: lazyrt's code again, so every ratio should be 1.00 within noise,
+  which checks the harness itself (a variant mapped to the wrong twin once
+  made "B" look 20-45% slower).
+
+docs/performance.md ("Compile latency without LSR", "The generator's own
+vector loops") has results.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazy  # noqa: E402
-from cpu_backend import jit as J  # noqa: E402
+from cpu_backend import jit as J, simd  # noqa: E402
 from scheduler.backends import _llvm  # noqa: E402
 from workloads import rng_f32, w2_lazy  # noqa: E402
 
@@ -42,6 +49,21 @@ class WithLSR(J.JIT):
             J.without_lsr = saved
 
 
+class LLVMVectorizer(J.JIT):
+    """A JIT that writes no vector loops itself (simd.lanes is None): LLVM's
+    loop vectorizer widens every loop, as before simd.py."""
+
+    def _build(self, kernel, key, variant):
+        saved, simd.lanes = simd.lanes, lambda k: None
+        try:
+            return super()._build(kernel, key, variant)
+        finally:
+            simd.lanes = saved
+
+
+B_JITS = {"lsr": WithLSR, "llvm-vectorizer": LLVMVectorizer, "same": J.JIT}
+
+
 def workloads() -> dict:
     X, A, Y = (lazy.asarray(rng_f32(i, *s)) for i, s in
                enumerate([(10_000_000, 2), (4096, 4096), (100_000, 128)]))
@@ -50,6 +72,8 @@ def workloads() -> dict:
     rng = np.random.default_rng(8)
     P = lazy.asarray(rng.uniform(0.1, 10, 4_000_000).astype(np.float32))
     Q = lazy.asarray(rng.uniform(-3, 3, 4_000_000).astype(np.float32))
+    D = lazy.asarray(rng.standard_normal(4_000_000))
+    Z = lazy.asarray(rng_f32(9, 1_000_000, 20))
     return {
         "W1": lambda: X[:, 0] ** 2 + X[:, 1] ** 3,
         "W2": lambda: w2_lazy(a, b, c),
@@ -64,7 +88,10 @@ def workloads() -> dict:
         "reversed": lambda: A[::-1, ::-1] * 2,
         "stride 2": lambda: X[:, 0] * 2,
         "rows of 37": lambda: Y[:, 5:42] * 2 + 1,
+        "rows of 20": lambda: Z * 2 + 1,
         "float pow": lambda: P ** Q,
+        "float64 exp": lambda: lazy.exp(D) * 0.5,
+        "float32 sin": lambda: lazy.sin(P),
     }
 
 
@@ -87,14 +114,15 @@ def twin_addresses(jit: J.JIT, other: J.JIT) -> dict[int, int]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=21)
-    p.add_argument("--same", action="store_true", help="second JIT also without LSR (harness check)")
+    p.add_argument("--b", choices=sorted(B_JITS), default="llvm-vectorizer",
+                   help="what the second JIT changes (same: nothing, a harness check)")
     args = p.parse_args()
     backend = _llvm()[0]
     work = workloads()
     for f in work.values():  # compile, and make the variants each launch uses
         lazy.sync(f())
         lazy.sync(f())
-    other = (J.JIT if args.same else WithLSR)(tempfile.mkdtemp(prefix="lazyrt-lsr-ab-"))
+    other = B_JITS[args.b](tempfile.mkdtemp(prefix="lazyrt-codegen-ab-"))
     twins = twin_addresses(backend.jit, other)
     pool, launch = backend.launcher.pool, backend.launcher.pool.launch
     use_twin, spent = [False], []
@@ -104,8 +132,7 @@ def main() -> None:
         launch(twins.get(fn, fn) if use_twin[0] else fn, record, buffers)
         spent.append(time.perf_counter() - t0)
     pool.launch = timed_launch
-    label = "B: also without LSR" if args.same else "B: with LSR"
-    print(f"kernel ms, medians of {args.rounds}; A: lazyrt (without LSR), {label}")
+    print(f"kernel ms, medians of {args.rounds}; A: lazyrt, B: {args.b}")
     for name, f in work.items():
         t: dict[bool, list[float]] = {False: [], True: []}
         for r in range(args.rounds):
@@ -114,8 +141,8 @@ def main() -> None:
                 spent.clear()
                 lazy.sync(f())
                 t[twin].append(sum(spent) * 1e3)
-        off, on = statistics.median(t[False]), statistics.median(t[True])
-        print(f"  {name:12s} A {off:7.2f}  B {on:7.2f}  A/B {off / on:5.3f}", flush=True)
+        a, b = statistics.median(t[False]), statistics.median(t[True])
+        print(f"  {name:12s} A {a:7.2f}  B {b:7.2f}  A/B {a / b:5.3f}", flush=True)
     pool.launch = launch
 
 
