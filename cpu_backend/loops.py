@@ -7,8 +7,9 @@ two axes when an operand is strided along the last axis (`A + A.T`).
 Locations are kept per row (a pointer for plain views, a position for
 chained/iota ones) and stepped by `j * inner_stride`, so that when the inner
 stride is a compile-time constant, 1, 0 or -1 (`Input.inner`, `Output.inner`),
-the address is a plain affine induction LLVM vectorizes. The reduction
-nest, which reuses these helpers, is in reduce_loops.py.
+the address is a plain affine induction LLVM vectorizes, or that simd.py
+loads as whole vectors when the row qualifies (`inner` in `_elementwise`).
+The reduction nest, which reuses these helpers, is in reduce_loops.py.
 
 Large outputs are written with non-temporal (streaming) stores, ctl.tile =
 TILE_STREAM: see `_streamed_rows`.
