@@ -35,7 +35,7 @@ from llvmlite import ir
 
 from scheduler.dtypes import bool_ as _BOOL, float64 as _F64, int64 as _I64
 from scheduler.kernel_ir import Cast, Expr, Gather, Kernel, Op, arg_layout, postorder
-from scheduler.ops import ELEMENTWISE
+from scheduler.ops import ELEMENTWISE, op_compute_dtype
 
 from . import simd
 from .lowering import F64, I8, I64, cast, emit_op, like, mem_type
@@ -373,7 +373,7 @@ class _Gen:
         for e in postorder(roots):
             if isinstance(e, Op):
                 prim = ELEMENTWISE[e.name]
-                comp = simd.compute_dtype(e)
+                comp = op_compute_dtype(e.name, [a.dtype for a in e.args])
                 args = [cast(b, vals[id(a)], a.dtype,
                              _BOOL if e.name == "where" and n == 0 else comp)
                         for n, a in enumerate(e.args)]

@@ -29,9 +29,9 @@ from typing import Callable
 
 from llvmlite import ir
 
-from scheduler.dtypes import DType, result_type
+from scheduler.dtypes import DType
 from scheduler.kernel_ir import Gather, Kernel, Op, postorder
-from scheduler.ops import ELEMENTWISE
+from scheduler.ops import op_compute_dtype
 
 from .lowering import I32, I64
 
@@ -57,15 +57,12 @@ _VECTOR_OPS: dict[str, str] = {
 }
 
 
-def compute_dtype(e: Op) -> DType:
-    """The dtype op `e` computes in (its operands are cast to it)."""
-    prim = ELEMENTWISE[e.name]
-    data = e.args[1:] if e.name == "where" else e.args
-    return prim.compute_dtype(result_type(*[a.dtype for a in data]))
+def _compute_dtype(e: Op) -> DType:
+    return op_compute_dtype(e.name, [a.dtype for a in e.args])
 
 
 def _vectorizes(e: Op) -> bool:
-    d = compute_dtype(e)
+    d = _compute_dtype(e)
     if e.name == "log2" and d.is_float:
         return d.itemsize == 4  # float64 log2 is a libm call
     return d.kind in _VECTOR_OPS.get(e.name, "")
@@ -87,7 +84,7 @@ def lanes(k: Kernel) -> int | None:
             return None
         widest = max(widest, e.dtype.itemsize)
         if isinstance(e, Op):
-            widest = max(widest, compute_dtype(e).itemsize)
+            widest = max(widest, _compute_dtype(e).itemsize)
     return min(MAX_LANES, VECTOR_BYTES // widest)
 
 
@@ -130,8 +127,9 @@ def store(b: ir.IRBuilder, v: ir.Value, p: ir.Value) -> None:
 
 
 def _size(ty: ir.Type) -> int:
-    return max(1, ty.width // 8) if isinstance(ty, ir.IntType) else \
-        {"float": 4, "double": 8}[str(ty)]
+    """Bytes of a scalar type in memory (the alignment of its loads)."""
+    return 8 if isinstance(ty, ir.DoubleType) else 4 if isinstance(ty, ir.FloatType) \
+        else ty.width // 8
 
 
 def row_loop(g, cnt: ir.Value, n: int, body: Callable[[ir.Value], None]) -> None:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.dtypes import DType, bool_, int64, result_type
+from scheduler.dtypes import DType, bool_, int64
 from scheduler.kernel_ir import (Cast, Expr, Gather, Kernel, Load, Op, Reduced, Scalar,
                                 arg_layout, postorder)
-from scheduler.ops import ELEMENTWISE
+from scheduler.ops import ELEMENTWISE, op_compute_dtype
 
 from .prelude import PRELUDE
 from .reduce import Reduction, second_partial
@@ -221,8 +221,7 @@ class _Gen:
         for e in postorder(roots):
             if isinstance(e, Op):
                 prim = ELEMENTWISE[e.name]
-                data = e.args[1:] if e.name == "where" else e.args
-                comp = prim.compute_dtype(result_type(*[x.dtype for x in data]))
+                comp = op_compute_dtype(e.name, [x.dtype for x in e.args])
                 args = [cast(vals[id(x)], x.dtype,
                              bool_ if e.name == "where" and n == 0 else comp)
                         for n, x in enumerate(e.args)]

@@ -214,15 +214,19 @@ ELEMENTWISE: dict[str, Primitive] = {p.name: p for p in [
     _p("philox_normal_f64", 2, _normal64, kinds="i", result=float64),
 ]}
 
-def operand_error(name: str, dtypes: list[DType]) -> str | None:
-    """Why op `name` cannot take operands of these dtypes, or None if it can.
-
-    The one rule every backend checks before lowering an Op node (`where`'s
-    first operand is the bool condition and takes no part in promotion).
-    """
+def op_compute_dtype(name: str, dtypes: list[DType]) -> DType:
+    """The dtype op `name` computes in, given its operands' dtypes (which
+    backends cast them to); `where`'s first operand is the bool condition
+    and takes no part in promotion. TypeError if no dtype fits."""
     data = dtypes[1:] if name == "where" else dtypes
+    return ELEMENTWISE[name].compute_dtype(result_type(*data))
+
+
+def operand_error(name: str, dtypes: list[DType]) -> str | None:
+    """Why op `name` cannot take operands of these dtypes, or None if it can:
+    the one rule every backend checks before lowering an Op node."""
     try:
-        ELEMENTWISE[name].compute_dtype(result_type(*data))
+        op_compute_dtype(name, dtypes)
     except TypeError as e:
         return str(e)
     return None
