@@ -223,6 +223,17 @@ def test_clip_round_decimals_and_aliases(fresh_log):
     check(lnp.clip(x, -1.0, 2.0), np.clip(a, -1.0, 2.0), "float64", None)
     check(lnp.clip(x, min=0.0), np.clip(a, 0.0, None), "float64", None)
     check(lnp.clip(x), a, "float64", None)
+    out = lnp.zeros(5)
+    assert lnp.clip(x, -1.0, 2.0, out=out) is out  # NumPy's out=: written, returned
+    check(out, np.clip(a, -1.0, 2.0), "float64", None)
+    host = np.zeros(5)
+    assert lnp.clip(x, None, 0.0, host) is host
+    np.testing.assert_array_equal(host, np.clip(a, None, 0.0))
+    for out in (lnp.zeros(3, dtype=lnp.int64), np.zeros(3, dtype=np.int64)):
+        with pytest.raises(TypeError, match="same_kind"):  # NumPy's rule for clip's out=
+            lnp.clip(lnp.asarray(np.arange(3)), 0.5, 1.5, out=out)
+    with pytest.raises(ValueError, match="shape"):
+        lnp.clip(x, 0.0, 1.0, out=lnp.zeros(4))
     check(lnp.round(x, decimals=2), np.round(a, 2), "float64", LOOSE)
     check(lnp.round(x * 1000, decimals=-2), np.round(a * 1000, -2), "float64", LOOSE)
     assert lnp.arctan2 is lnp.atan2 and lnp.absolute is lnp.abs and lnp.power is lnp.pow

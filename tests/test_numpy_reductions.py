@@ -64,6 +64,9 @@ def test_numpy_positional_forms_and_out():
     same(outi, np.argmin(a, 1))
     with pytest.raises(ValueError, match="non-broadcastable output operand"):
         lnp.max(x, 0, out=lnp.zeros(3))
+    for o in (lnp.zeros(4, lnp.int64), np.zeros(4, np.int64)):  # reductions cast unsafely
+        lnp.mean(x * 0.7, 0, out=o)
+        np.testing.assert_array_equal(np.asarray(o), np.mean(a * 0.7, 0, out=np.zeros(4, np.int64)))
 
 
 def test_statistical_options():

@@ -12,7 +12,7 @@ from scheduler.dtypes import bool_, result_type
 
 from .. import elementwise
 from ..tensor import Tensor
-from ._helpers import check_kind, operand, tensor
+from ._helpers import check_kind, operand, store_out, tensor
 
 
 def _apply(op: str, *args: object) -> Tensor:
@@ -92,13 +92,14 @@ def reciprocal(x: object, /) -> Tensor:
     return elementwise.apply("truediv", 1, tensor(x))
 
 
-def clip(x: object, /, min: object = None, max: object = None) -> Tensor:
-    """`x` limited to [min, max]; either bound may be None (then it is not applied)."""
+def clip(x: object, /, min: object = None, max: object = None, out: object = None) -> Tensor:
+    """`x` limited to [min, max]; either bound may be None (then it is not applied).
+    `out=` is NumPy's: a lazy write into that tensor (or array), which is returned."""
     t = tensor(x)
     if min is None and max is None:
-        return elementwise.apply("copy", t)
-    return elementwise.clip(t, operand(min) if min is not None else None,
-                            operand(max) if max is not None else None)
+        return store_out(elementwise.apply("copy", t), out, "same_kind")
+    return store_out(elementwise.clip(t, operand(min) if min is not None else None,
+                                      operand(max) if max is not None else None), out, "same_kind")
 
 
 def _logical(op: str, name: str):

@@ -65,9 +65,12 @@ def check_kind(name: str, x: Tensor, kinds: str) -> None:
         raise TypeError(f"{name}: expected {allowed} input, got dtype {x.dtype.name}")
 
 
+def store_out(result: Tensor, out: object, casting: str = "unsafe") -> Tensor:
+    """NumPy's `out=`: a lazy write of `result` into the tensor `out`, which is returned.
 
-def store_out(result: Tensor, out: object) -> Tensor:
-    """NumPy's `out=`: a lazy write of `result` into the tensor `out`, which is returned."""
+    `casting` is the rule NumPy applies to that function's out=: reductions
+    cast unsafely (`np.sum(x, out=int_array)` truncates), ufuncs such as
+    clip only within a kind ("same_kind": no float result into an int out)."""
     if out is None:
         return result
     if isinstance(out, tuple) and len(out) == 1:
@@ -77,8 +80,14 @@ def store_out(result: Tensor, out: object) -> Tensor:
     if out.shape != result.shape:
         raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
                          f"match the result shape {result.shape}")
+    have, want = result.dtype.np, out.dtype.np if isinstance(out, Tensor) else out.dtype
+    if not np.can_cast(have, want, casting=casting):
+        raise TypeError(f"Cannot cast output from dtype {have} to dtype {want} with casting "
+                        f"rule {casting!r}")
     if isinstance(out, np.ndarray):  # NumPy memory: the values are needed now
-        np.copyto(out, np.asarray(result), casting="same_kind")
+        np.copyto(out, np.asarray(result), casting="unsafe")
         return out
+    out[...] = result
+    return out
     out[...] = result
     return out
