@@ -42,6 +42,9 @@ def check_where_mask(mask: Any) -> None:
                         f"dtype('bool') according to the rule 'safe' (the where= mask)")
 
 
+_UNSAFE_METHODS = ("reduce", "accumulate", "reduceat")
+
+
 class ArrayProtocols:
     """NumPy's dispatch protocols, DLPack and `complex()` for `Tensor`."""
     __slots__ = ()
@@ -53,7 +56,9 @@ class ArrayProtocols:
         for o in out or ():
             if o is not None and not isinstance(o, (ArrayProtocols, np.ndarray)):
                 raise TypeError(f"return arrays must be of ArrayType, got {type(o).__name__}")
-        casting = kwargs.get("casting", "same_kind")
+        # NumPy's rule for out=: unsafe for the reducing methods, which take no
+        # casting= (np.add.reduce into an int array truncates), else same_kind
+        casting = kwargs.get("casting", "unsafe" if method in _UNSAFE_METHODS else "same_kind")
         check_where_mask(kwargs.get("where", True))
         # With out=, where= keeps out's old values where the mask is False: computed
         # whole, then selected (NumPy would leave them untouched, the same values).
@@ -64,7 +69,7 @@ class ArrayProtocols:
             raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
                             f"tensor cannot do; write with t[idx] += v (no repeated indices) "
                             f"or use NumPy arrays")
-        lowered = {k: v for k, v in kwargs.items() if k != "casting"}  # applied in _store
+        lowered = {k: v for k, v in kwargs.items() if k != "casting"}  # applied in store_into
         result = _lazy_ufunc(ufunc, method, inputs, lowered)
         if result is None:
             from .fallback import numpy_fallback
@@ -76,7 +81,7 @@ class ArrayProtocols:
             from .numpy import where
             results = result if isinstance(result, tuple) else (result,)
             result = tuple(r if o is None else where(mask, r, o) for r, o in zip(results, out))
-        return _store(result, out, name, casting, exact=method != "__call__")
+        return store_into(result, out, name, casting, exact=method != "__call__")
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple,
                            kwargs: dict) -> Any:
@@ -95,7 +100,7 @@ class ArrayProtocols:
             result = numpy_fallback(func.__name__, func, args, kwargs)
         if out is _UNSET or out is None:
             return result
-        return _store(result, out if isinstance(out, tuple) else (out,), func.__name__)
+        return store_into(result, out if isinstance(out, tuple) else (out,), func.__name__)
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
@@ -262,11 +267,12 @@ def first_array(xs: list | tuple) -> int:
     return next((i for i, x in enumerate(xs) if not isinstance(x, (bool, int, float))), 0)
 
 
-def _store(result: Any, out: tuple, name: str, casting: str = "same_kind",
-           exact: bool = False) -> Any:
-    """Write results into `out=` targets: tensors get a (lazy) write, NumPy arrays
-    a copy. The result broadcasts to `out` only where NumPy's ufunc call would
-    (to out's full shape; `exact`: methods such as reduce, never)."""
+def store_into(result: Any, out: tuple, name: str, casting: str = "same_kind",
+               exact: bool = False) -> Any:
+    """Write results into `out=` targets under NumPy's `casting` rule: tensors
+    get a (lazy) write, NumPy arrays a copy. The result broadcasts to `out`
+    only where NumPy's ufunc call would (to out's full shape; `exact`: methods
+    such as reduce, and reductions, never)."""
     results = result if isinstance(result, tuple) else (result,)
     if len(results) != len(out):
         raise ValueError(f"{name}: {len(out)} out= arrays for {len(results)} results")
@@ -287,7 +293,8 @@ def _store(result: Any, out: tuple, name: str, casting: str = "same_kind",
         if isinstance(o, ArrayProtocols):
             o[...] = r
         else:
-            np.copyto(o, r._host("out=") if isinstance(r, ArrayProtocols) else r)
+            np.copyto(o, r._host("out=") if isinstance(r, ArrayProtocols) else r,
+                      casting="unsafe")  # the rule was checked above
         stored.append(o)
     return stored[0] if len(stored) == 1 else tuple(stored)
 

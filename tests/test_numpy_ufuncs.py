@@ -36,6 +36,33 @@ def test_out_broadcasts_the_operands_and_where_keeps_out_elsewhere():
     np.testing.assert_array_equal(out.numpy(), want)
 
 
+@pytest.mark.parametrize("out_kind", ["tensor", "ndarray"])
+def test_out_casting_defaults_are_numpys(out_kind):
+    """A float result into an int out: the reducing methods cast unsafely (they
+    take no casting=), a call refuses under same_kind and truncates under
+    casting="unsafe"."""
+    f = np.array([1.5, 2.5, 3.7])
+
+    def out(shape):
+        return lnp.zeros(shape, dtype=lnp.int64) if out_kind == "tensor" else \
+            np.zeros(shape, np.int64)
+
+    def value(o):
+        return o.numpy() if out_kind == "tensor" else o
+    for method, shape, args in [("reduce", (), (f,)), ("accumulate", (3,), (f,)),
+                                ("reduceat", (2,), (f, [0, 1]))]:
+        got, want = out(shape), np.zeros(shape, np.int64)
+        getattr(np.add, method)(*args, out=want)
+        getattr(lnp.add, method)(lnp.asarray(args[0]), *args[1:], out=got)
+        np.testing.assert_array_equal(value(got), want)
+    with pytest.raises(TypeError, match="same_kind"):
+        lnp.multiply(lnp.asarray(f), 2, out=out(3))
+    got = out(3)
+    lnp.multiply(lnp.asarray(f), 2, out=got, casting="unsafe")
+    np.testing.assert_array_equal(value(got), np.multiply(f, 2, out=np.zeros(3, np.int64),
+                                                          casting="unsafe"))
+
+
 @pytest.mark.parametrize("mask", [np.array([1, 0, 1]), np.array([1.0, 0.0, 1.0])])
 def test_where_of_a_non_bool_array_is_refused_as_numpy_does(mask):
     """NumPy casts an array where= to bool only under the "safe" rule (it was

@@ -97,9 +97,11 @@ def clip(x: object, /, min: object = None, max: object = None, out: object = Non
     `out=` is NumPy's: a lazy write into that tensor (or array), which is returned."""
     t = tensor(x)
     if min is None and max is None:
-        return store_out(elementwise.apply("copy", t), out, "same_kind")
-    return store_out(elementwise.clip(t, operand(min) if min is not None else None,
-                                      operand(max) if max is not None else None), out, "same_kind")
+        result = elementwise.apply("copy", t)
+    else:
+        result = elementwise.clip(t, operand(min) if min is not None else None,
+                                  operand(max) if max is not None else None)
+    return store_out(result, out, "same_kind", "clip")
 
 
 def _logical(op: str, name: str):

@@ -14,6 +14,7 @@ from scheduler.dtypes import as_dtype
 from scheduler.view import normalize_dim
 
 from ..creation import asarray as _lazy_asarray
+from ..interop import store_into
 from ..tensor import Tensor
 
 
@@ -65,27 +66,18 @@ def check_kind(name: str, x: Tensor, kinds: str) -> None:
         raise TypeError(f"{name}: expected {allowed} input, got dtype {x.dtype.name}")
 
 
-def store_out(result: Tensor, out: object, casting: str = "unsafe") -> Tensor:
-    """NumPy's `out=`: a lazy write of `result` into the tensor `out`, which is returned.
+def store_out(result: Tensor, out: object, casting: str = "unsafe", name: str = "out") -> Tensor:
+    """NumPy's `out=` of a function other than a ufunc call: a lazy write of
+    `result` into the tensor `out` (a copy into a NumPy array), which is
+    returned; out's shape must be the result's.
 
     `casting` is the rule NumPy applies to that function's out=: reductions
-    cast unsafely (`np.sum(x, out=int_array)` truncates), ufuncs such as
-    clip only within a kind ("same_kind": no float result into an int out)."""
+    cast unsafely (`np.sum(x, out=int_array)` truncates), clip only within
+    a kind ("same_kind": no float result into an int out)."""
     if out is None:
         return result
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, (Tensor, np.ndarray)):
         raise TypeError(f"out must be a lazy tensor or a NumPy array, got {type(out).__name__}")
-    if out.shape != result.shape:
-        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
-                         f"match the result shape {result.shape}")
-    have, want = result.dtype.np, out.dtype.np if isinstance(out, Tensor) else out.dtype
-    if not np.can_cast(have, want, casting=casting):
-        raise TypeError(f"Cannot cast output from dtype {have} to dtype {want} with casting "
-                        f"rule {casting!r}")
-    if isinstance(out, np.ndarray):  # NumPy memory: the values are needed now
-        np.copyto(out, np.asarray(result), casting="unsafe")
-        return out
-    out[...] = result
-    return out
+    return store_into(result, (out,), name, casting, exact=True)
