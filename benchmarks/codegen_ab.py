@@ -12,17 +12,22 @@ B is one of:
   cpu_backend/jit.py, `without_lsr`);
 - `llvm-vectorizer`: no simd.py vector loops, every loop left to LLVM's
   loop vectorizer as before;
+- `no-page-prefetch`: the blocked row reductions do not prefetch across
+  4 KB pages (loops.prefetch_ahead); the "4 KB pages" workloads read
+  memory without huge pages, where it matters;
 - `same`: lazyrt's code again, so every ratio should be 1.00 within noise,
   which checks the harness itself (a variant mapped to the wrong twin once
   made "B" look 20-45% slower).
 
 docs/performance.md ("Compile latency without LSR", "The generator's own
-vector loops") has results.
+vector loops", "Prefetching across 4 KB pages") has results.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
+import mmap
 import os
 import statistics
 import sys
@@ -33,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazy  # noqa: E402
-from cpu_backend import jit as J, simd  # noqa: E402
+from cpu_backend import jit as J, loops, simd  # noqa: E402
 from scheduler.backends import _llvm  # noqa: E402
 from workloads import rng_f32, w2_lazy  # noqa: E402
 
@@ -61,7 +66,36 @@ class LLVMVectorizer(J.JIT):
             simd.lanes = saved
 
 
-B_JITS = {"lsr": WithLSR, "llvm-vectorizer": LLVMVectorizer, "same": J.JIT}
+class NoPagePrefetch(J.JIT):
+    """A JIT whose blocked row reductions do not prefetch across 4 KB pages
+    (loops.PAGE_PREFETCH = 0)."""
+
+    def _build(self, kernel, key, variant):
+        saved, loops.PAGE_PREFETCH = loops.PAGE_PREFETCH, 0
+        try:
+            return super()._build(kernel, key, variant)
+        finally:
+            loops.PAGE_PREFETCH = saved
+
+
+B_JITS = {"lsr": WithLSR, "llvm-vectorizer": LLVMVectorizer, "no-page-prefetch": NoPagePrefetch,
+          "same": J.JIT}
+
+
+def small_pages(a: np.ndarray) -> np.ndarray:
+    """A copy of `a` in memory that the kernel backs with 4 KB pages only
+    (MADV_NOHUGEPAGE before the first touch), as every array is on a system
+    with transparent huge pages off; NumPy's large arrays here get huge
+    pages. Elsewhere than Linux, a plain copy."""
+    raw = np.empty(a.nbytes + mmap.PAGESIZE, np.uint8)
+    start = -raw.ctypes.data % mmap.PAGESIZE
+    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        libc.madvise(out.ctypes.data, a.nbytes, 15)  # MADV_NOHUGEPAGE
+    out[...] = a
+    return out
 
 
 def workloads() -> dict:
@@ -74,12 +108,17 @@ def workloads() -> dict:
     Q = lazy.asarray(rng.uniform(-3, 3, 4_000_000).astype(np.float32))
     D = lazy.asarray(rng.standard_normal(4_000_000))
     Z = lazy.asarray(rng_f32(9, 1_000_000, 20))
+    S = lazy.asarray(small_pages(rng_f32(1, 4096, 4096)))
     return {
         "W1": lambda: X[:, 0] ** 2 + X[:, 1] ** 3,
         "W2": lambda: w2_lazy(a, b, c),
         "W3 row sum": lambda: A.sum(axis=1),
         "W3 full sum": lambda: A.sum(),
         "column sum": lambda: A.sum(axis=0),
+        "W3 row sum, 4 KB pages": lambda: S.sum(axis=1),
+        "W3 full sum, 4 KB pages": lambda: S.sum(),
+        "W4 softmax, 4 KB pages": lambda: (lambda e: e / e.sum(axis=1, keepdims=True))(
+            lazy.exp(S - S.max(axis=1, keepdims=True))),
         "W4 softmax": lambda: (lambda e: e / e.sum(axis=1, keepdims=True))(
             lazy.exp(A - A.max(axis=1, keepdims=True))),
         "W5 A + A.T": lambda: A + A.T,

@@ -435,9 +435,17 @@ def _alias_candidates(g: _Gen, in_st, out_st) -> list[int]:
 ARG_BLOCK = 256
 
 
-def over_blocks(g: _Gen, cnt: ir.Value, size: int, carry: list[ir.Value], body) -> list[ir.Value]:
+# Bytes ahead of a float32 row sum's reads that each full block asks for
+# one line of, into L2 (`prefetch_ahead`); 0 turns it off (the B side of
+# benchmarks/codegen_ab.py --b no-page-prefetch).
+PAGE_PREFETCH = 64 << 10
+
+
+def over_blocks(g: _Gen, cnt: ir.Value, size: int, carry: list[ir.Value], body,
+                ahead: list[ir.Value] = ()) -> list[ir.Value]:
     """Fold `body(jb, je, carry)` over [0, cnt) in blocks of `size` (the last
-    one shorter): the skeleton of the blocked row reductions."""
+    one shorter): the skeleton of the blocked row reductions. `ahead`: row
+    pointers of unit-stride inputs to prefetch for (`prefetch_ahead`)."""
     b = g.b
     bsz = ir.Constant(I64, size)
     nblocks = b.udiv(b.add(cnt, ir.Constant(I64, size - 1)), bsz)
@@ -445,9 +453,35 @@ def over_blocks(g: _Gen, cnt: ir.Value, size: int, carry: list[ir.Value], body) 
     def block(blk, c):
         jb = g.mul(blk, bsz)
         je = b.add(jb, bsz)
+        if ahead and PAGE_PREFETCH:  # full blocks only: a short row would ask once per row
+            with b.if_then(b.icmp_signed("<=", je, cnt)):
+                prefetch_ahead(b, ahead, jb)
         return body(jb, b.select(b.icmp_signed("<", cnt, je), cnt, je), c)
 
     return g.counted_loop(ir.Constant(I64, 0), nblocks, carry, block)
+
+
+def prefetch_ahead(b: ir.IRBuilder, rows: list[ir.Value], j: ir.Value) -> None:
+    """Ask for the line PAGE_PREFETCH bytes past element j of each row, into L2.
+
+    The hardware's stream prefetcher stops at each 4 KB page, so a read
+    stream over memory without transparent huge pages (a NumPy array on a
+    system with THP off, np.memmap, memory from another allocator) starts
+    every page with cache misses and a page walk. One `prefetcht1` per 4 KB
+    block, 64 KB ahead, starts both early: float32 row and full sums read
+    such memory 5-20% faster, and huge-page memory no slower. The
+    logsumexp rows of a softmax measured 3-7% slower with it, so they do
+    without (docs/performance.md, "Prefetching across 4 KB pages"). The
+    address may lie past the array: a prefetch never faults, and the GEPs
+    are not `inbounds`.
+    """
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
+        b.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0")
+    read, locality_l2, data = (ir.Constant(i32, v) for v in (0, 2, 1))
+    for p in rows:
+        at = b.gep(b.bitcast(b.gep(p, [j]), i8p), [ir.Constant(I64, PAGE_PREFETCH)])
+        b.call(fn, [at, read, locality_l2, data])
 
 
 def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,

@@ -21,7 +21,7 @@ from llvmlite import ir
 from scheduler.dtypes import float32, float64
 from scheduler.kernel_ir import Kernel, Load, postorder
 
-from .codegen import MODE_FINAL, MODE_PARTIAL, _Gen
+from .codegen import MODE_FINAL, MODE_PARTIAL, Ptr, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
                     _strides, blocked_arg, inner_hint, over_blocks)
 from .lowering import I64, cast, const, intrinsic
@@ -157,8 +157,13 @@ class ReductionLoops:
         def lse_row(state, cnt, carry, tag):
             return blocked_lse(g, acc, lambda j: x_at(state, j, tag, acc.block_dtype), cnt, carry)
 
+        def unit_rows(state, tag) -> list[ir.Value]:  # rows read at stride 1, by pointer
+            return [state[1][i].p for n, i in enumerate(full) if isinstance(state[1][i], Ptr)
+                    and isinstance(pick(n, tag), ir.Constant) and pick(n, tag).constant == 1]
+
         def sum32_row(state, cnt, carry, tag):
-            return blocked_sum32(g, lambda j: x_at(state, j, tag, red.expr.dtype), cnt, carry)
+            return blocked_sum32(g, lambda j: x_at(state, j, tag, red.expr.dtype), cnt, carry,
+                                 unit_rows(state, tag))
 
         rs = g.ctl["rstart"]
         row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum32_row if self.sum32 else None
@@ -319,7 +324,8 @@ def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> lis
     return over_blocks(g, cnt, LSE_BLOCK, carry, block)
 
 
-def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:
+def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
+                  ahead: list[ir.Value] = ()) -> list[ir.Value]:
     """A float32 sum over one row, SUM_BLOCK elements at a time.
 
     Converting every element to float64 costs a conversion per element and
@@ -327,7 +333,8 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[i
     lanes wide with interleaved accumulators (each lane adds only a few
     dozen elements, so float32 rounding stays near the last bit), and each
     block's sum is added to the float64 carry: still far more accurate than
-    a plain float32 loop over the row.
+    a plain float32 loop over the row. A block is 4 KB, one page: `ahead`'s
+    rows get one prefetch per full block (loops.prefetch_ahead).
     """
     b = g.b
 
@@ -339,4 +346,4 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[i
         s = g.counted_loop(jb, je, [const(float32, 0.0)], add)[0]
         return [b.fadd(c[0], b.fpext(s, ir.DoubleType()))]
 
-    return over_blocks(g, cnt, SUM_BLOCK, carry, block)
+    return over_blocks(g, cnt, SUM_BLOCK, carry, block, ahead)
