@@ -12,9 +12,9 @@ B is one of:
   cpu_backend/jit.py, `without_lsr`);
 - `llvm-vectorizer`: no simd.py vector loops, every loop left to LLVM's
   loop vectorizer as before;
-- `no-page-prefetch`: the blocked row reductions do not prefetch across
-  4 KB pages (loops.prefetch_ahead); the "4 KB pages" workloads read
-  memory without huge pages, where it matters;
+- `no-page-prefetch`: float32 row sums do not prefetch across 4 KB pages
+  (loops.prefetch_ahead); the "4 KB pages" workloads read memory without
+  huge pages, where it matters;
 - `same`: lazyrt's code again, so every ratio should be 1.00 within noise,
   which checks the harness itself (a variant mapped to the wrong twin once
   made "B" look 20-45% slower).
@@ -67,7 +67,7 @@ class LLVMVectorizer(J.JIT):
 
 
 class NoPagePrefetch(J.JIT):
-    """A JIT whose blocked row reductions do not prefetch across 4 KB pages
+    """A JIT whose float32 row sums do not prefetch across 4 KB pages
     (loops.PAGE_PREFETCH = 0)."""
 
     def _build(self, kernel, key, variant):

@@ -1,9 +1,9 @@
 """Prefetching across 4 KB pages (loops.prefetch_ahead): float32 sums ask
 for a line PAGE_PREFETCH bytes ahead of each full block of a unit-stride
-row. Which kernels carry it is
-read from the generated IR; that a prefetch past the end of the data, into
-memory that cannot be read, changes nothing is checked against NumPy with
-the data ending right at an inaccessible guard region."""
+row. Which kernels carry it is read from the generated IR. That a
+prefetch past the end of the data, into memory that cannot be read,
+changes nothing is checked against NumPy with the data ending right at an
+inaccessible guard region."""
 
 from __future__ import annotations
 
