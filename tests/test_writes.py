@@ -4,7 +4,8 @@ PyTorch's view semantics for the writes it allows or refuses.
 Every case runs the same write on a NumPy array (or a torch tensor) and compares the
 whole base afterwards, plus views of the base taken before the write. In-place
 operators are in test_inplace_ops.py, ordering and in place vs copy in
-test_write_ordering.py.
+test_write_ordering.py, writes into arrays given to `asarray` in
+test_asarray_writes.py.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 import lazy
 from conftest import DTYPE_NAMES, assert_close, sample
-from write_helpers import E, np_as_strided, pair, scalar_for, writable, write_reasons
+from write_helpers import E, np_as_strided, pair, scalar_for, writable
 
 pytestmark = pytest.mark.usefixtures("strict_fallback")
 
@@ -322,178 +323,6 @@ def test_views_are_still_views_after_sync_and_write():
     assert lazy.shares_memory(v, t)
     assert_close(t, a)
     assert_close(v, a[:, 1:3])
-
-
-def test_asarray_write_reaches_the_numpy_array():
-    """asarray shares memory, so an in-place write lands in the array (torch.from_numpy)."""
-    a = np.arange(6.0)
-    t = lazy.asarray(a)
-    t[1:3] = -1
-    t += 1
-    lazy.sync()
-    np.testing.assert_array_equal(a, [1, 0, 0, 4, 5, 6])
-    assert_close(t, a)
-
-
-COPY_PATH_WRITES = [  # (id, write, why the old values are needed)
-    ("pending_reader", lambda t: t.__iadd__(1), "pending op"),
-    ("shift", lambda t: t.__setitem__(slice(1, None), t[:-1]), "overwrites"),
-    ("reversed", lambda t: t.__setitem__(E, t[::-1]), "overwrites"),
-]
-
-
-@pytest.mark.parametrize("name, write, why", COPY_PATH_WRITES, ids=[w[0] for w in COPY_PATH_WRITES])
-def test_copy_path_write_still_reaches_shared_memory(name, write, why):
-    """A write that must keep the old values copies them aside and writes the memory
-    itself: the asarray'd array and an earlier numpy() show it (as NumPy's own array
-    would), while an op built before the write reads the old values."""
-    a = np.arange(6.0)
-    t = lazy.asarray(a)
-    seen = t.numpy()
-    before = t * 2 if name == "pending_reader" else None
-    lazy.log.clear()
-    write(t)
-    t.sync()  # only t: `before` stays pending, a reader of the old version
-    (reason,) = write_reasons()
-    assert "; write copy: " in reason and why in reason, reason
-    ref = np.arange(6.0)
-    write(ref)
-    np.testing.assert_array_equal(a, ref)
-    np.testing.assert_array_equal(seen, ref)
-    assert np.shares_memory(t.numpy(), a)
-    if before is not None:
-        assert_close(before, np.arange(6.0) * 2)
-
-
-@pytest.mark.parametrize("source, why", [
-    (lambda a, t: a, "; write in place"),
-    (lambda a, t: lazy.asarray(a), "the kernel reads elements it overwrites"),
-    (lambda a, t: lazy.asarray(t.numpy()), "reading a copy of 1 input(s) sharing its memory")],
-    ids=["the_array", "another_asarray", "asarray_of_its_numpy_view"])
-def test_write_reading_other_tensor_over_same_memory_matches_numpy(source, why):
-    """`t = asarray(a); t[1:] = v[:-1]` with v over t's memory: the shift reads
-    the old values, as NumPy's does. The array itself as the value is copied
-    when the write is built (an operand); a second `asarray(a)` is a view of
-    t's own storage, so the write copies the elements it overwrites; an
-    `asarray` of the read-only `t.numpy()` is another storage over the same
-    memory, which the kernel reads a copy of."""
-    a = np.arange(6.0)
-    t = lazy.asarray(a)
-    lazy.log.clear()
-    t[1:] = source(a, t)[:-1]
-    lazy.sync()
-    (reason,) = write_reasons()
-    assert why in reason, reason
-    expected = np.arange(6.0)
-    expected[1:] = expected[:-1]
-    np.testing.assert_array_equal(a, expected)
-    assert_close(t, expected)
-
-
-def test_asarray_twice_over_one_array_is_one_storage_in_program_order():
-    """Two `asarray`s over one array (or part of it) are views of one storage,
-    so writes through one and reads through the other keep program order, as
-    NumPy's (and torch.from_numpy's) do. They were two storages: a pending
-    write through one was not seen by a read through the other."""
-    a = np.zeros(4)
-    t1, t2 = lazy.asarray(a), lazy.asarray(a)
-    t1[0] = 5.0
-    np.testing.assert_array_equal(t2.numpy(), [5.0, 0, 0, 0])
-    b = np.zeros(4)
-    u1, u2 = lazy.asarray(b), lazy.asarray(b[1:])
-    u1[1] = 7.0
-    y = u2 * 2           # reads the 7
-    u1[1] = 9.0          # a later write: y must not see it
-    np.testing.assert_array_equal(y.numpy(), [14.0, 0, 0])
-    lazy.sync()
-    np.testing.assert_array_equal(b, [0, 9.0, 0, 0])
-    assert u2._storage is u1._storage
-
-
-@pytest.mark.parametrize("view", [lambda a: a, lambda a: a[1:, ::-1], lambda a: a.T,
-                                  lambda a: a[::2, 1:3], lambda a: a[:, 2]],
-                         ids=["same", "reversed", "transposed", "strided", "column"])
-def test_writes_through_two_asarrays_of_one_array_match_numpy(view):
-    """Alternate writes and reads through `asarray(a)` and `asarray(view(a))`,
-    nothing synced in between, against the same steps on NumPy views."""
-    base = np.arange(12.0).reshape(3, 4)
-    ref = base.copy()
-    a = base.copy()
-    t, v = lazy.asarray(a), lazy.asarray(view(a))
-    rt, rv = ref, view(ref)
-    reads = []
-    for step in range(3):
-        t *= 2.0
-        rt *= 2.0
-        v += float(step)
-        rv += float(step)
-        reads.append((v * 1.0, rv.copy()))
-        reads.append((t.sum(), rt.sum()))
-    for got, want in reads:
-        assert_close(got, want)
-    lazy.sync()
-    np.testing.assert_array_equal(a, ref)
-
-
-def test_asarray_over_other_dtype_or_read_only_memory_is_its_own_storage():
-    """Only writeable memory in the same dtype becomes a view of the storage
-    that holds it; a read-only array's storage writes to a copy, so sharing
-    it would make the second tensor see writes the array never gets."""
-    a = np.arange(4.0)
-    t = lazy.asarray(a)
-    assert lazy.asarray(a.view(np.int64))._storage is not t._storage
-    ro = np.arange(4.0)
-    ro.flags.writeable = False
-    r1, r2 = lazy.asarray(ro), lazy.asarray(ro)
-    assert r2._storage is not r1._storage
-    r1 += 1
-    np.testing.assert_array_equal(r2.numpy(), np.arange(4.0))
-    np.testing.assert_array_equal(r1.numpy(), np.arange(4.0) + 1)
-
-
-def test_asarray_forgets_a_storage_once_it_is_gone():
-    import gc
-    from lazy import host
-    a = np.zeros(3)
-    t = lazy.asarray(a)
-    assert id(a) in host._WRAPPED
-    del t
-    gc.collect()
-    assert id(a) not in host._WRAPPED
-
-
-@pytest.mark.parametrize("name, view", [("strided", lambda a: a[::2]),
-                                        ("transposed", lambda a: a.T),
-                                        ("reversed", lambda a: a[::-1]),
-                                        ("column", lambda a: a[:, 1])])
-def test_asarray_of_non_contiguous_array_write_reaches_the_array(name, view):
-    """Shared memory (torch.from_numpy also shares non-contiguous arrays) means an
-    in-place write lands in the caller's array, whatever its strides."""
-    a = np.arange(12.0).reshape(4, 3)
-    av = view(a)
-    t = lazy.asarray(av)
-    assert lazy.shares_memory(t, lazy.asarray(a))
-    t[1] = -1
-    t += 1
-    expected = np.arange(12.0).reshape(4, 3)
-    ev = view(expected)
-    ev[1] = -1
-    ev += 1
-    lazy.sync()
-    np.testing.assert_array_equal(a, expected)
-    assert_close(t, ev)
-
-
-def test_asarray_of_readonly_array_is_not_written():
-    a = np.arange(6.0)
-    a.flags.writeable = False
-    t = lazy.asarray(a)
-    t[0] = 100
-    lazy.log.clear()
-    lazy.sync()
-    np.testing.assert_array_equal(a, np.arange(6.0))
-    assert_close(t, np.r_[100.0, np.arange(1.0, 6.0)])
-    assert any("write copy" in r and "read-only" in r for r in write_reasons()), write_reasons()
 
 
 # -- expanded / overlapping views: writes raise ------------------------------------------------
