@@ -19,6 +19,7 @@ from .backends import FallbackError, blas_name, choose, run_extern, transfer
 from .fusion import fuse
 from .matmul_fusion import fuse_matmuls, fused_reason, panel_rows, scratch, slice_rows
 from .graph import Buffer, host_view
+from .view import View
 from .inplace import aliased_inputs, can_write_in_place
 from .log import KernelRecord, SyncRecord, log
 from .pool import pool
@@ -94,12 +95,18 @@ def _nbytes(step: Step) -> int:
             reads += [b for b in pro.inputs if b is not None] if pro else [operand]
         return out + sum(b.size * b.dtype.itemsize for b in reads)
     if step.launch is None:
-        return out + sum(min(b.size, v.size) * b.dtype.itemsize
-                         for b, v in step.group.root.node.srcs)
+        return out + sum(min(b.size, v.size) * b.dtype.itemsize for b, v in _extern_srcs(step))
     n = 1
     for s in step.launch.shape:
         n *= s
     return out + sum(min(b.size, n) * b.dtype.itemsize for b in step.inputs if b is not None)
+
+
+def _extern_srcs(step: Step) -> list[tuple[Buffer, View]]:
+    """An extern step's (buffer, view) operands. The buffers are the step's
+    inputs, not the node's own edges: on a schedule-cache hit those still
+    name a duplicate that the cached plan merged away and never computes."""
+    return [(b, v) for b, (_, v) in zip(step.inputs, step.group.root.node.srcs)]
 
 
 def _allocate(backend, buf: Buffer) -> np.ndarray:
@@ -189,10 +196,11 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
     device = root.device
     if step.kernel is None:  # extern: a transfer or a library call
         node = root.node
+        srcs = _extern_srcs(step)
         nbytes = _nbytes(step)
         t = time.perf_counter()
         if node.op == "to_device":
-            (src, view), = node.srcs
+            (src, view), = srcs
             root.array = transfer(src.array, view, src.device, device)
             backend, reason = "copy", f"transfer {src.device} -> {device}"
             run_ms = (time.perf_counter() - t) * 1e3
@@ -200,11 +208,11 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             from cuda_backend import cublas_reason, device_view, run_extern as cuda_extern
             import cupy
             out = cupy.empty(node.shape, root.dtype.np)
-            run_ms = cuda_extern(node.op, [device_view(b.array, v) for b, v in node.srcs], out)
+            run_ms = cuda_extern(node.op, [device_view(b.array, v) for b, v in srcs], out)
             root.array, backend, reason = out.reshape(-1), "cublas", cublas_reason()
         else:
             out = np.empty(node.shape, root.dtype.np)
-            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in node.srcs], out)
+            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in srcs], out)
             root.array, backend = out.reshape(-1), "blas"
             reason = f"extern {node.op}: NumPy's BLAS ({blas_name()})"
         root.node = None

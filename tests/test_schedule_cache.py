@@ -126,3 +126,22 @@ def test_a_reused_plan_keeps_no_buffer_alive():
             assert dead() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("build", [
+    lambda X: (X - X.mean(0)).T @ (X - X.mean(0)),
+    lambda X: (X * 2) @ (X * 2).T,
+    lambda X: (X.reshape(4, 5, 5) + 1) @ (X.reshape(4, 5, 5) + 1)],
+    ids=["covariance", "gram", "batched"])
+def test_a_cached_plan_feeds_a_library_call_its_merged_operands(build):
+    """A matmul (an extern step: NumPy's BLAS) whose operands are equal
+    expressions: the plan merges them into one kernel. On a hit the graph's
+    own matmul node still names the duplicate, which no step computes, and
+    the second iteration raised AttributeError from the BLAS call."""
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        x = rng.standard_normal((20, 5))
+        y = build(lazy.asarray(x))
+        got = y.numpy()
+        assert last_sync().schedule == ("miss" if i == 0 else "hit")
+        np.testing.assert_allclose(got, build(x), rtol=1e-12, atol=1e-12)
