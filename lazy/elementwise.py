@@ -41,7 +41,8 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _is_scalar(x: object) -> bool:
+def is_weak_scalar(x: object) -> bool:
+    """A Python number: "weak" in promotion (NEP 50), unlike a NumPy scalar."""
     return isinstance(x, Scalar) and not isinstance(x, np.generic)
 
 
@@ -87,7 +88,7 @@ def _as_tensors(args: tuple) -> list:
     """Operands that are neither tensors nor Python scalars (NumPy arrays and
     scalars, nested lists) become tensors: strong operands, as in NumPy."""
     device = [a for a in args if isinstance(a, Tensor)][0].device
-    return [a if isinstance(a, Tensor) or _is_scalar(a) else asarray_like(a, device)
+    return [a if isinstance(a, Tensor) or is_weak_scalar(a) else asarray_like(a, device)
             for a in args]
 
 
@@ -164,7 +165,7 @@ def apply(op: str, *args: object) -> Tensor:
                 raise ValueError(f"expected all tensors on the same device, but found "
                                  f"{device} and {buf.device}")
             signature.append((buf.dtype, a._view.shape))
-        elif isinstance(a, Scalar) and not isinstance(a, np.generic):  # `_is_scalar`
+        elif isinstance(a, Scalar) and not isinstance(a, np.generic):  # `is_weak_scalar`
             signature.append(type(a))
         else:
             if any(never_equal(x) for x in args):
@@ -198,7 +199,7 @@ def apply(op: str, *args: object) -> Tensor:
 
 def power(a: object, b: object) -> Tensor:
     """`a ** b`, with NumPy's fast paths for common scalar exponents."""
-    if isinstance(a, Tensor) and _is_scalar(b) and not isinstance(b, bool):
+    if isinstance(a, Tensor) and is_weak_scalar(b) and not isinstance(b, bool):
         dtype = result_type(a.dtype, b)
         if dtype.is_int and b < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")

@@ -39,11 +39,20 @@ sigmoid = _unary("sigmoid")
 invert = bitwise_not = _unary("invert")
 
 
+def _operands(a: object, b: object) -> tuple[object, object]:
+    """`a` and `b` with at least one a tensor. A Python number stays weak
+    beside an array (NEP 50: `lazy.subtract(0.1, x)` has x's dtype, as
+    `0.1 - x` does); of two numbers, the first becomes a tensor."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return a, b
+    if elementwise.is_weak_scalar(a) and not elementwise.is_weak_scalar(b):
+        return a, _t(b)
+    return _t(a), b
+
+
 def _binary(op: str):
     def f(a: object, b: object) -> Tensor:
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            a = _t(a)
-        return elementwise.apply(op, a, b)
+        return elementwise.apply(op, *_operands(a, b))
     f.__name__ = op
     f.__doc__ = f"Elementwise {op} with NumPy broadcasting and promotion."
     return f
@@ -58,7 +67,7 @@ bitwise_and, bitwise_or, bitwise_xor = _binary("and"), _binary("or"), _binary("x
 
 
 def pow(a: object, b: object) -> Tensor:
-    return elementwise.power(_t(a), b)
+    return elementwise.power(*_operands(a, b))
 
 
 power = pow
@@ -169,8 +178,6 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
     pa = positions(a._view, [], a.shape).reshape(-1)
     pb = positions(b._view, [], b.shape).reshape(-1)
     return bool(np.intersect1d(pa, pb).size)
-
-
 
 
 def take(x: Tensor, indices: object, axis: int | None = None) -> Tensor:

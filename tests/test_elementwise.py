@@ -137,6 +137,30 @@ def test_python_scalars_are_weak(op, dt, scalar):
     assert_close(pyop(scalar, A), expected, dtype=want, rtol=2e-5)
 
 
+FUNCTIONS = {"add": np.add, "subtract": np.subtract, "maximum": np.maximum, "pow": np.power,
+             "less": np.less}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("scalar", [0.1, 1e40, 2**31 - 1, True])
+@pytest.mark.parametrize("dt", ["int32", "float64"])
+@pytest.mark.parametrize("tensor", [True, False], ids=["tensor", "ndarray"])
+def test_functions_keep_a_leading_python_scalar_weak(name, scalar, dt, tensor):
+    """`lazy.pow(0.1, x)` as `0.1 ** x`: the number stays weak beside a tensor
+    or a NumPy array. It became a float32 or int64 tensor: float64 results
+    were rounded to float32, 1e40 became inf, int32 results widened."""
+    a = np.array([1, 2, 3], dt)
+    with np.errstate(all="ignore"):
+        try:
+            want = FUNCTIONS[name](scalar, a)
+        except OverflowError:  # 1e40 is no int32 (NumPy refuses it too)
+            with pytest.raises(OverflowError):
+                getattr(lazy, name)(scalar, lazy.asarray(a) if tensor else a)
+            return
+    got = getattr(lazy, name)(scalar, lazy.asarray(a) if tensor else a)
+    assert_close(got, want, dtype=want.dtype.name, rtol=1e-15)
+
+
 @pytest.mark.parametrize("dt", ["int32", "float32"])
 def test_numpy_operands_and_scalars_are_strong(dt):
     a = np.arange(1, 7, dtype=dt).reshape(2, 3)
