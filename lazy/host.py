@@ -57,6 +57,8 @@ def buffer_and_view(data: object, dtype: object | None, copy: bool) -> tuple[Buf
     want = as_dtype(dtype) if dtype is not None else None
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
         arr = np.asarray(data)
+        if want is None and not arr.dtype.isnative:  # kernels read native order only
+            want = as_dtype(arr.dtype)
         if want is not None and arr.dtype != want.np:
             arr = arr.astype(want.np)
         else:

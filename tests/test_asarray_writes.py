@@ -186,3 +186,21 @@ def test_asarray_of_readonly_array_is_not_written():
     np.testing.assert_array_equal(a, np.arange(6.0))
     assert_close(t, np.r_[100.0, np.arange(1.0, 6.0)])
     assert any("write copy" in r and "read-only" in r for r in write_reasons()), write_reasons()
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">i4", ">i8"])
+def test_array_in_the_other_byte_order_is_a_native_copy(dtype):
+    """Kernels read native byte order: a big-endian array is copied into it
+    when wrapped (by `asarray` too), so it computes as NumPy does. It used to
+    be accepted and fail at sync ("input 0 is >f4, kernel expects float32")."""
+    a = np.arange(6, dtype=dtype).reshape(2, 3)
+    t = lazy.asarray(a)
+    assert t.dtype == a.dtype.newbyteorder("=").name
+    assert_close(t * 2 + 1, a * 2 + 1)
+    assert_close(lazy.tensor(a).sum(axis=1), a.sum(axis=1))
+    z = np.zeros((2, 3), bool)
+    assert_close(lazy.asarray(z) + a[::-1], z + a[::-1])   # an operand, through a view
+    t += 1  # the copy is written; the array keeps its values
+    lazy.sync()
+    np.testing.assert_array_equal(a, np.arange(6).reshape(2, 3))
+    assert_close(t, (np.arange(6).reshape(2, 3) + 1).astype(t.dtype.np))
