@@ -56,14 +56,24 @@ def _is_flag(k: object) -> bool:
     return isinstance(k, (bool, np.bool_)) or (type(k) is int and k in (0, 1))
 
 
-def keepdims_or_dtype(second: object, dtype: object) -> tuple[object, object]:
-    """The second positional argument of sum/prod/mean: PyTorch's keepdim (a
-    bool) or NumPy's dtype (anything else)."""
-    if _is_flag(second):
-        return second, dtype
+def keepdims_or_dtype(second: tuple, keepdims: object, dtype: object) -> tuple[object, object]:
+    """(keepdims, dtype) of sum/prod/mean, whose optional second positional
+    argument is PyTorch's keepdim (a bool) or NumPy's dtype (anything else).
+    The keywords mean only what they say: `keepdims="float64"` is refused
+    later, as NumPy refuses it, not taken for a dtype."""
+    if not second:
+        return keepdims, dtype
+    if len(second) > 1:
+        raise TypeError(f"expected at most 2 positional arguments (axis, then keepdim or "
+                        f"dtype), got {1 + len(second)}; out= is not supported")
+    value, = second
+    if _is_flag(value):
+        if keepdims is not False:
+            raise TypeError(f"keepdims given twice: {value!r} and {keepdims!r}")
+        return value, dtype
     if dtype is not None:
-        raise TypeError(f"dtype given twice: {second!r} and {dtype!r}")
-    return False, second
+        raise TypeError(f"dtype given twice: {value!r} and {dtype!r}")
+    return keepdims, value
 
 
 def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
@@ -74,14 +84,12 @@ def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
     The per-op hot path: a plain reduction's checks and shapes come from
     `_plan`'s cache, keyed by everything they depend on (as elementwise.apply).
     """
-    if _has_bool(axis) or _has_bool(dim):
-        plan = None  # the cache would take True for 1: the general path refuses it
+    if _exact(axis) and _exact(dim) and keepdim.__class__ is bool \
+            and keepdims.__class__ is bool:
+        plan = _plan(op, axis, dim, keepdim or keepdims, dtype, t._view.shape,
+                     t._storage.buf.dtype)
     else:
-        try:
-            plan = _plan(op, axis, dim, keepdim or keepdims, dtype, t._view.shape,
-                         t._storage.buf.dtype)
-        except TypeError:  # an unhashable axis (a list): the general path checks it
-            plan = None
+        plan = None  # the general path checks (and refuses) the rest
     if plan is None:
         return _reduce(t, op, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
     axes, out_dtype, kshape, view = plan
@@ -89,9 +97,12 @@ def reduce(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
     return out if view is None else out._as(view)
 
 
-def _has_bool(axis: object) -> bool:
-    return axis.__class__ is bool or (axis.__class__ is tuple
-                                      and any(a.__class__ is bool for a in axis))
+def _exact(axis: object) -> bool:
+    """None, an int or a tuple of ints, exactly: what `_plan`'s cache may be
+    keyed on. 1.0, True and np.True_ equal 1 as keys, so they would hit a
+    valid entry (they raise on the general path), and a list is unhashable."""
+    c = axis.__class__
+    return axis is None or c is int or (c is tuple and all(a.__class__ is int for a in axis))
 
 
 def total(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,
@@ -166,7 +177,6 @@ def mean(t: Tensor, axis=None, keepdims: bool = False, *, dim=None,
     NumPy's: the input is cast to it first, and an integer or bool `dtype`
     sums in that dtype (wrapping as NumPy's does) and truncates the quotient
     into it (PyTorch refuses a non-floating dtype)."""
-    keepdims, dtype = keepdims_or_dtype(keepdims, dtype)
     axis, keep = _options(axis, dim, keepdim, keepdims)
     axes = _axes(t, axis, "sum")
     count = math.prod(t.shape[a] for a in axes)

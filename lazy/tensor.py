@@ -455,12 +455,13 @@ class Tensor(ArrayProtocols):
     # -- reductions ----------------------------------------------------------
     # (reductions.reduce's own `dtype` is the result dtype of an internal
     # reduction; a user's `dtype=` is NumPy's: what sum/prod accumulate in)
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
-        keepdims, dtype = reductions.keepdims_or_dtype(keepdims, dtype)  # x.sum(0, np.float64)
+    # (`second`: x.sum(0, True) as PyTorch, or x.sum(0, np.float64) as NumPy)
+    def sum(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
+        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
         return reductions.total(self, "sum", axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
 
-    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=False, dtype=None):
-        keepdims, dtype = reductions.keepdims_or_dtype(keepdims, dtype)
+    def prod(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
+        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
         return reductions.total(self, "prod", axis, keepdims, dim=dim, keepdim=keepdim,
                                 dtype=dtype)
 
@@ -468,7 +469,9 @@ class Tensor(ArrayProtocols):
     argmax, argmin = _reduction("argmax"), _reduction("argmin")
     any, all = _reduction("any"), _reduction("all")
 
-    def mean(self, *a, **k): return reductions.mean(self, *a, **k)
+    def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
+        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
+        return reductions.mean(self, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
 
     def var(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
         """NumPy's and the array API's variance (correction 0 unless asked)."""

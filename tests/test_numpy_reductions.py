@@ -311,6 +311,29 @@ def test_numpys_positional_dtype_and_out_forms():
         np.testing.assert_array_equal(out, fn(a, axis=0))
 
 
+@pytest.mark.parametrize("bad", [
+    lambda x: x.max(1.0), lambda x: x.max(np.True_), lambda x: x.sum((0.0, 1.0)),
+    lambda x: x.max(0, keepdims=1.0), lambda x: x.sum(0, keepdims="float64"),
+    lambda x: x.prod(keepdims=np.float32), lambda x: x.mean(0, keepdims=np.float32),
+    lambda x: x.sum(0, np.float64, None), lambda x: x.sum(0, True, keepdims=True),
+    lambda x: lnp.sum(x, axis=True), lambda x: lnp.argmax(x, axis=np.True_),
+    lambda x: lnp.var(x, axis=(0, True)), lambda x: x.std(axis=True),
+    lambda x: lnp.count_nonzero(x, axis=True)],
+    ids=["float_axis", "np_bool_axis", "float_axes", "float_keepdims", "str_keepdims_kw",
+         "dtype_as_keepdims_kw", "mean_dtype_as_keepdims_kw", "three_positional",
+         "keepdims_twice", "lnp_bool_axis", "lnp_np_bool_axis", "lnp_bool_in_axes",
+         "std_bool_axis", "count_nonzero_bool_axis"])
+def test_bad_reduction_arguments_raise_even_after_valid_calls(bad):
+    """TypeError, as NumPy, every time. Valid calls first: the plan cache keyed
+    on the raw values took 1.0, np.True_ and (0.0, 1.0) for the ints they equal;
+    a non-bool `keepdims=` keyword was read as NumPy's positional dtype; and
+    lazy.numpy's axis= took True for 1."""
+    x = lnp.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    x.max(1), x.max(0, keepdims=True), x.sum((0, 1)), x.sum(0), x.mean(0), x.prod()
+    with pytest.raises(TypeError):
+        bad(x)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
 @pytest.mark.parametrize("a", [np.array([-1.5, 2.5, 3.7, -4.0, 9.9]),
                                np.array([[1, 2, 4], [-7, 5, 6]]),

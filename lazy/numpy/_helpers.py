@@ -44,6 +44,9 @@ def operand(x: object) -> object:
 
 
 def axis_arg(axis: object, ndim: int) -> int:
+    """One normalized axis; a bool is none (NumPy: "an integer is required")."""
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"an integer is required for the axis, got {axis!r}")
     return normalize_dim(operator.index(axis), ndim, "axis")
 
 
