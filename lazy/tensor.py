@@ -49,6 +49,16 @@ class Storage:
         if buf.array is None:  # pending
             runtime.track(self)
 
+    def __reduce__(self) -> tuple:
+        """Its memory: `Tensor.__reduce__` synced it. One object in a pickle,
+        so the tensors pickled with it share it again when loaded."""
+        buf = self.buf
+        return _storage_of, (type(self), buf.array, buf.device, buf.dtype)
+
+
+def _storage_of(kind: type, array: object, device: str, dtype: DType) -> Storage:
+    return kind(Buffer.realized(array, device, dtype))
+
 
 class ElementStorage(Storage):
     """The storage of one element `a[i, j]` (views._element): NumPy's scalar,
@@ -106,6 +116,18 @@ class Tensor(ArrayProtocols):
     @property
     def _buf(self) -> Buffer:
         return self._storage.buf
+
+    # -- copying and pickling -------------------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickling (and `copy.deepcopy`) reads the values: a sync point,
+        logged as `implicit: pickle`. A pending graph holds weak references
+        and user code lines, which do not pickle."""
+        runtime.implicit_sync(self, "pickle")
+        return Tensor._of, (self._storage, self._view)
+
+    def __copy__(self) -> "Tensor":
+        """`copy.copy`: another tensor over the same storage, nothing synced."""
+        return Tensor._of(self._storage, self._view)
 
     # -- attributes --------------------------------------------------------
     @property

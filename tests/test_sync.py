@@ -1,5 +1,7 @@
 """Deferred execution: nothing runs before a sync; what each sync does."""
+import copy
 import gc
+import pickle
 import os
 import sys
 import warnings
@@ -73,6 +75,7 @@ def test_sync_of_given_tensors_leaves_others_pending():
     (lambda t: [1, 2, 3][t[0].astype(lazy.int64) % 2], "implicit: __index__"),
     (lambda t: f"{t.sum():.3f}", "implicit: format"),
     (lambda t: 3.0 in t, "implicit: __contains__"),
+    (lambda t: pickle.dumps(t), "implicit: pickle"),
 ])
 def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
     t = lazy.arange(4) * 1.5
@@ -321,3 +324,34 @@ def test_unary_plus_is_a_new_tensor():
     assert b is not a and a.tolist() == [1.0, 2.0] and b.tolist() == [9.0, 2.0]
     with pytest.raises(TypeError, match="bool"):
         +lazy.asarray(np.array([True]))
+
+
+def test_pickled_tensors_keep_values_layout_and_shared_storage():
+    """Pickling syncs and stores each storage once: views pickled together
+    share one storage again when loaded, with their strides and offsets. A
+    pending tensor, or a realized one that a pending op reads, raised
+    TypeError (the graph's weak references do not pickle)."""
+    base = lazy.asarray(np.arange(12.0).reshape(3, 4))
+    reader = base * 2                                   # pending: base has a reader
+    views = [base, base.T[1:, ::-1], reader, reader[2, 1:3], base[1, 2]]
+    loaded = pickle.loads(pickle.dumps(views))
+    for got, want in zip(loaded, views):
+        assert (got.shape, got.stride(), got.dtype) == (want.shape, want.stride(), want.dtype)
+        assert got._view.offset == want._view.offset
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert loaded[0]._storage is loaded[1]._storage and loaded[2]._storage is loaded[3]._storage
+    assert loaded[0]._storage is not base._storage
+    loaded[1][0, 0] = -1.0                              # a write through one loaded view...
+    assert loaded[0][2, 1].item() == -1.0               # ...shows in the other
+    assert base[2, 1].item() == 9.0
+
+
+def test_copy_shares_the_storage_without_a_sync_and_deepcopy_owns_one():
+    t = lazy.asarray(np.arange(4.0)) + 1
+    c = copy.copy(t)
+    assert c._storage is t._storage and t._buf.pending and not lazy.log.syncs
+    d = copy.deepcopy([t, t[1:]])
+    assert d[1]._storage is d[0]._storage is not t._storage
+    d[0][1] = 0.0
+    np.testing.assert_array_equal(d[1].numpy(), [0.0, 3.0, 4.0])
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0, 3.0, 4.0])
