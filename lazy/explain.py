@@ -47,7 +47,7 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
     with its CUDA C as `source`: no GPU or driver needed.
     """
     bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
-    sched = plan(bufs)
+    sched = plan(runtime.scheduled(bufs)[0])
     out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded,
                rewritten=sched.rewritten)
     for step in sched.steps:

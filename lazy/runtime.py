@@ -173,11 +173,13 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
                 del _writes[key]
 
 
-def _realize_locked(bufs: list[Buffer], cause: str, where: str) -> None:
-    """`realize`, except for one-element copies (views._element): the tensor
-    each one reads is realized instead (as reading a view of it did), and
-    the element is then copied out of its memory. So `a[i]` for every i of
-    a pending `a` costs one kernel, not one per element."""
+def scheduled(bufs: list[Buffer]) -> tuple[list[Buffer], list[Buffer]]:
+    """(what the schedule realizes, the one-element copies taken after it).
+
+    A one-element copy (views._element) is not a kernel: the tensor it
+    reads is realized instead (as reading a view of it did), and the element
+    is then copied out of its memory. So `a[i]` for every i of a pending `a`
+    costs one kernel, not one per element. `lazy.explain` plans the same."""
     elements, rest = [], []
     for b in bufs:
         node = b.node
@@ -189,6 +191,12 @@ def _realize_locked(bufs: list[Buffer], cause: str, where: str) -> None:
         if src.pending and id(src) not in wanted:
             wanted.add(id(src))
             rest.append(src)
+    return rest, elements
+
+
+def _realize_locked(bufs: list[Buffer], cause: str, where: str) -> None:
+    """`realize` of what `scheduled` picks, then the elements copied out."""
+    rest, elements = scheduled(bufs)
     if rest:
         realize(rest, cause, where, held)
     for b in elements:

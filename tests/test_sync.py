@@ -276,6 +276,17 @@ def test_explain_runs_nothing_and_shows_llvm_ir():
     assert k.name in text and "llvm" in text
 
 
+def test_explain_shows_the_kernels_a_sync_of_one_element_runs():
+    """`e = (x * 2)[1, 2]` is one element copied out of the realized
+    product (runtime.scheduled); explain showed a kernel `e0_mul_copy` that
+    no sync runs."""
+    x = data(3, 4)
+    e = (x * 2)[1, 2]
+    planned = [(k.name, k.ops) for k in lazy.explain(e).kernels]
+    e.sync()
+    assert planned == [(k.kernel, k.ops) for k in lazy.log] == [("e0_mul", planned[0][1])]
+
+
 def test_numpy_shares_memory_with_storage_after_sync():
     base = lazy.arange(24, dtype=lazy.float32).reshape(4, 6) + 0
     v = base.T[::2, 1:]
