@@ -163,8 +163,10 @@ def flatten(t: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def narrow(t: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """`start` may be a 0-d integer tensor, as in PyTorch (reading it syncs)."""
     d = normalize_dim(dim, t.ndim)
     n = t.shape[d]
+    start, length = _int_arg("narrow", "start", start), _int_arg("narrow", "length", length)
     if start < 0:
         start += n
     if not 0 <= start <= n or length < 0 or start + length > n:

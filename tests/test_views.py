@@ -79,6 +79,11 @@ VIEW_CASES = [
     ("narrow", (5, 6), lambda t: t.narrow(1, 2, 3), lambda a: a[:, 2:5]),
     ("narrow_neg_start", (5, 6), lambda t: t.narrow(0, -3, 2), lambda a: a[2:4]),
     ("narrow_empty", (5, 6), lambda t: t.narrow(0, 5, 0), lambda a: a[5:5]),
+    # start as a NumPy integer or a 0-d tensor (PyTorch's): a tensor start used
+    # to become the view's offset, and the first sync that read it never ended
+    ("narrow_np_int_start", (5, 6), lambda t: t.narrow(1, np.int64(2), np.int32(3)),
+     lambda a: a[:, 2:5]),
+    ("narrow_tensor_start", (5, 6), lambda t: t.narrow(0, lazy.tensor(1), 2), lambda a: a[1:3]),
     ("select", (3, 4, 5), lambda t: t.select(1, 2), lambda a: a[:, 2]),
     ("select_neg", (3, 4, 5), lambda t: t.select(-1, -1), lambda a: a[..., -1]),
     ("diagonal", (4, 4), lambda t: t.diagonal(), lambda a: a.diagonal()),
