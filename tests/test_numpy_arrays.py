@@ -166,6 +166,40 @@ def test_views_share_memory_and_match_numpy():
     same(lnp.split(lnp.asarray(np.arange(9)), [2, 5]), np.split(np.arange(9), [2, 5]))
 
 
+OPERAND_READS = {
+    "maximum": lambda np_, v: np_.maximum(v, 0.0), "add": lambda np_, v: np_.add(v, 1),
+    "where": lambda np_, v: np_.where(v > 2, v, 0.0), "exp": lambda np_, v: np_.exp(v),
+    "clip": lambda np_, v: np_.clip(v, 2, 3), "sum": lambda np_, v: np_.sum(v),
+    "concatenate": lambda np_, v: np_.concatenate([v, v]), "stack": lambda np_, v: np_.stack([v]),
+    "matmul": lambda np_, v: np_.matmul(v, v), "take": lambda np_, v: np_.take(v, [3, 0]),
+    "argmin": lambda np_, v: np_.argmin(v),
+    "reshape_copy": lambda np_, v: np_.reshape(v, (2, 2), copy=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERAND_READS))
+def test_functions_read_an_ndarray_operand_when_called(name):
+    """The caller may reuse its array before the sync: NumPy read it at the
+    call, and so must lazy.numpy (docs/semantics.md). They shared its
+    memory and read it at the sync: `np.maximum(v, 0)` then `v[:] = -1`
+    gave zeros."""
+    f = OPERAND_READS[name]
+    v = np.arange(1.0, 5.0)
+    got = f(lnp, v)
+    want = f(np, v.copy())
+    v[:] = -1.0
+    assert_close(got, want)
+
+
+def test_view_functions_of_an_ndarray_still_share_its_memory():
+    """What NumPy returns as a view of its input stays one: a write to the
+    array before the sync shows in it, as in NumPy."""
+    v = np.arange(6.0)
+    views = [lnp.reshape(v, (2, 3)), lnp.flip(v), lnp.expand_dims(v, 0), lnp.split(v, 2)[1]]
+    v[0], v[5] = -1.0, -6.0
+    same(views, [v.reshape(2, 3), np.flip(v), np.expand_dims(v, 0), np.split(v, 2)[1]])
+
+
 def test_reshape_copy_flag():
     t = lnp.asarray(np.arange(6).reshape(2, 3)).T
     with pytest.raises(ValueError, match="view size is not compatible"):

@@ -15,7 +15,7 @@ from scheduler.dtypes import DType, as_dtype, float64, int64, result_type
 
 from .. import creation, elementwise, views
 from ..tensor import Tensor
-from ._helpers import host_array, tensor
+from ._helpers import host_array, shared, tensor
 
 
 _SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -107,7 +107,7 @@ def empty(shape: object, dtype: object = None, *, device: object = None) -> Tens
 
 
 def empty_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
-    x = tensor(x)
+    x = shared(x)
     return creation.empty(x.shape, dtype=as_dtype(dtype or x.dtype),
                           device=_device(device) or x.device)
 
@@ -128,7 +128,7 @@ def full(shape: object, fill_value: object, dtype: object = None, *,
 
 
 def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
-    x = tensor(x)
+    x = shared(x)
     if _array_fill(value):
         return _full_of_array(x.shape, value, dtype or x.dtype, _device(device) or x.device)
     return creation.full(x.shape, value, as_dtype(dtype or x.dtype), _device(device) or x.device)

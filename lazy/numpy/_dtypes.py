@@ -15,7 +15,7 @@ from scheduler.dtypes import result_type as _result_type
 
 from .. import elementwise
 from ..tensor import Tensor
-from ._helpers import tensor
+from ._helpers import shared, tensor
 
 bool = bool_  # noqa: A001  (the array API's name)
 float_, int_, intp = float64, int64, int64
@@ -26,7 +26,7 @@ _KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "", "integral"
 
 def astype(x: object, dtype: object, /, *, copy: bool = True, device: object = None) -> Tensor:
     """`x` converted to `dtype`; with copy=False the same tensor when nothing changes."""
-    t = tensor(x)
+    t = shared(x) if not copy else tensor(x)
     d = as_dtype(dtype)
     out = t if (not copy and t.dtype == d) else elementwise.astype(t, d)
     return out if device is None else out.to(str(device))

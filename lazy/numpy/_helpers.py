@@ -15,7 +15,7 @@ from scheduler.view import normalize_dim
 
 from ..creation import asarray as _lazy_asarray
 from ..interop import store_into
-from ..tensor import Tensor
+from ..tensor import Tensor, asarray_like
 
 
 def host_array(obj: object, dtype: object = None) -> np.ndarray:
@@ -29,7 +29,19 @@ def host_array(obj: object, dtype: object = None) -> np.ndarray:
 
 
 def tensor(x: object) -> Tensor:
-    """`x` as a tensor: tensors pass through, everything else as NumPy would convert it."""
+    """`x` as an operand: tensors pass through; other data as NumPy would
+    convert it, copied now. NumPy reads an operand when it is called, a
+    lazy op at sync, and the caller may write the array in between."""
+    if isinstance(x, Tensor):
+        return x
+    arr = host_array(x)
+    return asarray_like(arr, "cpu", copy=arr is x or not arr.flags.owndata)
+
+
+def shared(x: object) -> Tensor:
+    """`x` as a tensor over the same memory: the input of NumPy's view
+    functions (`reshape`, `transpose`, ...), whose result is a view of it,
+    and of functions that read only its shape and dtype (`zeros_like`)."""
     if isinstance(x, Tensor):
         return x
     return _lazy_asarray(host_array(x))

@@ -17,22 +17,22 @@ from scheduler.view import normalize_dim
 from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
-from ._helpers import axes_arg, axis_arg, tensor
+from ._helpers import axes_arg, axis_arg, shared, tensor
 
 
 def broadcast_to(x: object, /, shape: object) -> Tensor:
-    return views.broadcast_to(tensor(x), shape)
+    return views.broadcast_to(shared(x), shape)
 
 
 def broadcast_arrays(*arrays: object) -> list[Tensor]:
-    ts = [tensor(a) for a in arrays]
+    ts = [shared(a) for a in arrays]
     shape = elementwise.broadcast_shapes(*(t.shape for t in ts))
     return [t if t.shape == shape else views.broadcast_to(t, shape) for t in ts]
 
 
 def expand_dims(x: object, /, axis: object = 0) -> Tensor:
     """New size-1 axes at `axis` (an int or a tuple, positions in the result)."""
-    t = tensor(x)
+    t = shared(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     ndim = t.ndim + len(axes)
     pos = sorted(normalize_dim(operator.index(a), ndim, "axis") for a in axes)
@@ -44,28 +44,28 @@ def expand_dims(x: object, /, axis: object = 0) -> Tensor:
 
 
 def squeeze(x: object, /, axis: object = None) -> Tensor:
-    return views.squeeze(tensor(x), axis)
+    return views.squeeze(shared(x), axis)
 
 
 def permute_dims(x: object, /, axes: tuple[int, ...]) -> Tensor:
-    return views.permute(tensor(x), tuple(axes))
+    return views.permute(shared(x), tuple(axes))
 
 
 def transpose(a: object, axes: tuple[int, ...] | None = None) -> Tensor:
     """NumPy's transpose: reverse the axes, or permute them by `axes`."""
-    t = tensor(a)
+    t = shared(a)
     return views.permute(t, tuple(reversed(range(t.ndim))) if axes is None else tuple(axes))
 
 
 def matrix_transpose(x: object, /) -> Tensor:
-    t = tensor(x)
+    t = shared(x)
     if t.ndim < 2:
         raise ValueError(f"matrix_transpose: input must be at least 2-D, got shape {t.shape}")
     return swapaxes(t, -1, -2)
 
 
 def swapaxes(a: object, axis1: int, axis2: int) -> Tensor:
-    t = tensor(a)
+    t = shared(a)
     perm = list(range(t.ndim))
     i, j = axis_arg(axis1, t.ndim), axis_arg(axis2, t.ndim)
     perm[i], perm[j] = perm[j], perm[i]
@@ -73,7 +73,7 @@ def swapaxes(a: object, axis1: int, axis2: int) -> Tensor:
 
 
 def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
-    t = tensor(x)
+    t = shared(x)
     src = axes_arg(source, t.ndim)
     dst = axes_arg(destination, t.ndim)
     if len(src) != len(dst):
@@ -87,10 +87,10 @@ def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
 
 def reshape(x: object, /, shape: object, *, copy: bool | None = None) -> Tensor:
     """A view when strides allow (copy=False demands one), else a copy."""
-    t = tensor(x)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if copy:
-        return views.reshape(t.clone(), shape)
+        return views.reshape(tensor(x).clone(), shape)
+    t = shared(x)
     return views.view(t, shape) if copy is False else views.reshape(t, shape)
 
 
@@ -102,19 +102,19 @@ def _copy(t: Tensor) -> Tensor:
 
 def ravel(a: object) -> Tensor:
     """A view when `a` is C-contiguous, else a copy, as NumPy's."""
-    return tensor(a).ravel()
+    return shared(a).ravel()
 
 
 def flip(x: object, /, axis: object = None) -> Tensor:
     """Reversed along `axis` (all axes when None): a view with negative strides."""
-    t = tensor(x)
+    t = shared(x)
     axes = set(axes_arg(axis, t.ndim))
     return views.getitem(t, tuple(slice(None, None, -1) if d in axes else slice(None)
                                   for d in range(t.ndim)))
 
 
 def unstack(x: object, /, *, axis: int = 0) -> tuple[Tensor, ...]:
-    t = tensor(x)
+    t = shared(x)
     if t.ndim == 0:
         raise ValueError("unstack: input must be at least 1-D")
     d = axis_arg(axis, t.ndim)
@@ -248,7 +248,7 @@ def roll(x: object, /, shift: object, axis: object = None) -> Tensor:
 
 
 def _atleast(arys: tuple, shape_of) -> Tensor | tuple[Tensor, ...]:
-    out = tuple(views.reshape(t, shape_of(t.shape)) for t in map(tensor, arys))
+    out = tuple(views.reshape(t, shape_of(t.shape)) for t in map(shared, arys))
     return out[0] if len(out) == 1 else out
 
 
@@ -271,7 +271,7 @@ def atleast_3d(*arys: object) -> Tensor | tuple[Tensor, ...]:
 def ascontiguousarray(a: object, dtype: object = None) -> Tensor:
     """`a` itself when it is already C-contiguous with at least one axis (as
     NumPy, so writes through it show in `a`), else a contiguous copy."""
-    t = tensor(a)
+    t = shared(a)
     if dtype is not None:
         t = astype(t, dtype, copy=False)
     return atleast_1d(t).contiguous()
@@ -280,7 +280,7 @@ def ascontiguousarray(a: object, dtype: object = None) -> Tensor:
 def array_split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
     """NumPy's array_split: views of k sections (the first n % k one longer),
     or cut at the given indices."""
-    t = tensor(ary)
+    t = shared(ary)
     d = axis_arg(axis, t.ndim)
     n = t.shape[d]
     if isinstance(indices_or_sections, (int, np.integer)):
@@ -298,7 +298,7 @@ def array_split(ary: object, indices_or_sections: object, axis: int = 0) -> list
 
 def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tensor]:
     """NumPy's split: views of equal sections, or cut at the given indices."""
-    t = tensor(ary)
+    t = shared(ary)
     if isinstance(indices_or_sections, (int, np.integer)):
         k = operator.index(indices_or_sections)
         if k <= 0 or t.shape[axis_arg(axis, t.ndim)] % k:
@@ -307,14 +307,14 @@ def split(ary: object, indices_or_sections: object, axis: int = 0) -> list[Tenso
 
 
 def hsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
-    t = tensor(ary)
+    t = shared(ary)
     if t.ndim == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(t, indices_or_sections, 1 if t.ndim > 1 else 0)
 
 
 def vsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
-    t = tensor(ary)
+    t = shared(ary)
     if t.ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(t, indices_or_sections, 0)
@@ -323,18 +323,18 @@ def vsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
 def diagonal(a: object, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """NumPy's diagonal: a view (NumPy's is read-only; this one writes `a`,
     as PyTorch's)."""
-    return views.diagonal(tensor(a), offset, axis1, axis2)
+    return views.diagonal(shared(a), offset, axis1, axis2)
 
 
 def flipud(m: object) -> Tensor:
-    t = tensor(m)
+    t = shared(m)
     if t.ndim < 1:
         raise ValueError("Input must be >= 1-d.")
     return flip(t, axis=0)
 
 
 def fliplr(m: object) -> Tensor:
-    t = tensor(m)
+    t = shared(m)
     if t.ndim < 2:
         raise ValueError("Input must be >= 2-d.")
     return flip(t, axis=1)
@@ -342,7 +342,7 @@ def fliplr(m: object) -> Tensor:
 
 def rot90(m: object, k: int = 1, axes: tuple = (0, 1)) -> Tensor:
     """NumPy's rot90: a view, rotated from the first axis towards the second."""
-    t = tensor(m)
+    t = shared(m)
     axes = tuple(axes)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
