@@ -33,6 +33,8 @@ def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> 
     """`value` as a tensor of `dtype` broadcast to `shape` (NumPy's setitem rule)."""
     nested = isinstance(value, (list, tuple))  # NumPy strips leading 1s of arrays, not lists
     if not isinstance(value, Tensor):
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            value = value.item()  # NumPy checks a scalar's value against the dtype, as a number's
         if isinstance(value, (bool, int, float)):
             return elementwise.const(value, dtype, shape, device)
         value = asarray_like(value, device)

@@ -158,6 +158,23 @@ def test_python_int_out_of_range_raises_overflow_as_numpy():
     assert_close(t, a)
 
 
+@pytest.mark.parametrize("value", [np.int64(2**31 + 5), np.int64(-2**31 - 1), np.uint64(2**32),
+                                   np.float64(1e10)], ids=["int64", "int64_low", "uint64", "float64"])
+def test_numpy_scalar_out_of_range_raises_overflow_as_numpy(value):
+    """A NumPy scalar's value is checked against the dtype as a Python
+    number's is; it was cast, and np.int64(2**31 + 5) wrote -2147483643."""
+    t, a = pair((3,), "int32")
+    with pytest.raises(OverflowError):
+        a[1] = value
+    for write in (lambda: t.__setitem__(1, value), lambda: t.__setitem__([0, 2], value),
+                  lambda: t.fill_(value)):
+        with pytest.raises(OverflowError):
+            write()
+    t[1], a[1] = np.float32(3.75), np.float32(3.75)   # in range: truncated, as NumPy
+    t[2], a[2] = np.int64(-7), np.int64(-7)
+    assert_close(t, a)
+
+
 def test_setitem_broadcast_errors_leave_everything_valid():
     t, a = pair((3, 4), "float64")
     pending = t * 2
