@@ -219,14 +219,28 @@ def power(a: object, b: object) -> Tensor:
 
 
 def clip(t: Tensor, min: object = None, max: object = None) -> Tensor:
+    """NumPy's clip, signs of zero included: with both bounds an element
+    equal to one is kept, with one bound it is `maximum(x, min)` or
+    `minimum(x, max)`, which return the bound on a tie. A Python int bound
+    beyond an integer dtype's range that cannot bind is dropped, as NumPy 2
+    drops it (`clip(int32, 0, 2**31)`); one that would bind raises."""
     if min is None and max is None:
         raise ValueError("clip: at least one of min and max must be given")
+    both = min is not None and max is not None
     out = t
-    if min is not None:
-        out = apply("maximum", out, min)
-    if max is not None:
-        out = apply("minimum", out, max)
-    return out
+    if min is not None and not _never_binds(t.dtype, min, -1):
+        out = apply("maximum", min, out) if both else apply("maximum", out, min)
+    if max is not None and not _never_binds(t.dtype, max, 1):
+        out = apply("minimum", max, out) if both else apply("minimum", out, max)
+    return out if out is not t else apply("copy", t)
+
+
+def _never_binds(dtype: DType, bound: object, side: int) -> bool:
+    """A Python int bound past the dtype's end on its own side (-1: below the minimum)."""
+    if type(bound) is not int or not dtype.is_int:
+        return False
+    info = np.iinfo(dtype.np)
+    return bound < info.min if side < 0 else bound > info.max
 
 
 def astype(t: Tensor, dtype: object) -> Tensor:

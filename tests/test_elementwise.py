@@ -352,6 +352,41 @@ def test_clip(dt):
         A.clip()
 
 
+BOUNDS = [None, 0.0, -0.0, -3.0, 2.0, float("nan")]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("lo", BOUNDS, ids=repr)
+@pytest.mark.parametrize("hi", BOUNDS[:4] + [3.0], ids=repr)
+def test_clip_signed_zeros_and_nans_bit_for_bit(dt, lo, hi):
+    """With both bounds NumPy keeps an element equal to one (clip(-0.0, 0, 3)
+    is -0.0), with one it returns the bound; lazyrt's clip returned the
+    bound in both cases, so 1 / clip(...) flipped from -inf to inf."""
+    if lo is None and hi is None:
+        return
+    a = np.array([-0.0, 0.0, 3.0, -3.0, np.nan, 2.0], dt)
+    want = np.clip(a, lo, hi)
+    got = lazy.clip(lazy.asarray(a), lo, hi).numpy()
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 2**31), (-2**31 - 1, 5), (-2**40, 2**40), (2**31, None),
+                                    (None, -2**40)])
+def test_clip_int_bounds_beyond_the_dtype(lo, hi):
+    """NumPy 2 drops a Python int bound past the dtype's end that cannot
+    bind and raises for one that would; lazyrt raised for both."""
+    a = np.array([1, 2, -5], np.int32)
+    try:
+        want = np.clip(a, lo, hi)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            lazy.clip(lazy.asarray(a), lo, hi)
+        return
+    got = lazy.clip(lazy.asarray(a), lo, hi)
+    assert_close(got, want)
+    assert got._storage is not lazy.asarray(a)._storage
+
+
 @pytest.mark.parametrize("src", DTYPE_NAMES)
 @pytest.mark.parametrize("dst", DTYPE_NAMES)
 def test_astype(src, dst):
