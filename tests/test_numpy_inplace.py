@@ -1,5 +1,5 @@
 """NumPy's functions that write their first argument (copyto, fill_diagonal,
-put) on tensors: lazy writes with NumPy's results and errors, called as
+put, putmask, place, put_along_axis) on tensors: lazy writes with NumPy's results and errors, called as
 lazy.numpy functions or as NumPy's own (through __array_function__, as a
 script under `python -m lazy` calls them). They used to write a read-only
 host copy and raise."""
@@ -27,6 +27,9 @@ def _both(step, base=None):
         np.testing.assert_array_equal(t.numpy(), want)
 
 
+MASK = np.arange(12).reshape(3, 4) % 5 == 0
+
+
 @pytest.mark.parametrize("step", [
     lambda m, x: m.copyto(x, 1.5),
     lambda m, x: m.copyto(x, np.arange(4)),
@@ -42,7 +45,15 @@ def _both(step, base=None):
     lambda m, x: m.put(x, [1, 2, 3, 4], [6, 7]),          # values repeat
     lambda m, x: m.put(x, [13, -20], [1, 2], mode="wrap"),
     lambda m, x: m.put(x, [13, -20], [1, 2], mode="clip"),
-    lambda m, x: m.put(x.T, [1, 2], 7)])
+    lambda m, x: m.put(x.T, [1, 2], 7),
+    lambda m, x: m.putmask(x, MASK, [-1.0, -2.0, -3.0]),  # values repeat by position
+    lambda m, x: m.putmask(x.T, MASK.T, 0.0),
+    lambda m, x: m.place(x, MASK, [-1.0, -2.0]),          # by count of true positions
+    lambda m, x: m.place(x[:, ::-1], MASK, [5.0]),
+    lambda m, x: m.put_along_axis(x, np.array([[0, 3], [1, 1], [2, -1]]), -1.0, axis=1),
+    lambda m, x: m.put_along_axis(x, np.array([[2, 0, 1, 2]]), np.arange(4.0), axis=0),
+    lambda m, x: m.put_along_axis(x.T, np.array([[1], [0], [2], [1]]), 9.0, axis=-1),
+    lambda m, x: m.put_along_axis(x, np.array([0, 11, 5]), np.array([1.0, 2.0, 3.0]), None)])
 def test_inplace_functions_match_numpy(step):
     _both(step)
 
@@ -77,7 +88,12 @@ def test_copyto_casting_as_numpy():
     (lambda m, x: m.fill_diagonal(np.zeros((2, 3, 2)) if m is np else lnp.zeros((2, 3, 2)), 1),
      ValueError),
     (lambda m, x: m.put(x, [12], [1]), IndexError),
-    (lambda m, x: m.put(x, [-13], [1]), IndexError)])
+    (lambda m, x: m.put(x, [-13], [1]), IndexError),
+    (lambda m, x: m.putmask(x, MASK[:2], 1.0), ValueError),
+    (lambda m, x: m.place(x, MASK, []), ValueError),
+    (lambda m, x: m.put_along_axis(x, np.array([[4]] * 3), 1.0, axis=1), IndexError),
+    (lambda m, x: m.put_along_axis(x, np.array([[1.0]] * 3), 1.0, axis=1), IndexError),
+    (lambda m, x: m.put_along_axis(x, np.array([1]), 1.0, axis=1), ValueError)])
 def test_inplace_functions_refuse_what_numpy_refuses(call, error):
     with pytest.raises(error):
         call(np, np.zeros((3, 4)))

@@ -24,7 +24,7 @@ from ._dtypes import *  # noqa: F401,F403
 from ._dtypes import bool, float_, int_, intp  # noqa: F401,A004
 from ._elementwise import *  # noqa: F401,F403
 from ._info import __array_namespace_info__  # noqa: F401
-from ._inplace import copyto, fill_diagonal, put  # noqa: F401
+from ._inplace import copyto, fill_diagonal, place, put, put_along_axis, putmask  # noqa: F401
 from ._linalg import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._rounding import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """NumPy's functions that write into their first argument: copyto,
-fill_diagonal, put, as lazy writes into a tensor.
+fill_diagonal, put, putmask, place, put_along_axis, as lazy writes into
+a tensor.
 
 Through a NumPy fallback they would write a read-only host copy and raise
 (`np.fill_diagonal(t, 5)` under `python -m lazy`); here they are ordinary
@@ -12,6 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from scheduler.view import normalize_dim
 
 from ..interop import check_where_mask
 from ..tensor import Tensor
@@ -106,4 +109,58 @@ def put(a: object, ind: object, v: object, mode: str = "raise") -> None:
     if flat.size and n == 0:
         raise IndexError("cannot put into an empty array")
     _flat_write(a, flat, v)
+    return None
+
+
+def _host(x: object) -> np.ndarray:
+    """Indices, masks and values these functions need now (a tensor is synced)."""
+    return np.asarray(x.numpy() if isinstance(x, Tensor) else x)
+
+
+def _mask_positions(a: Tensor, mask: object, name: str) -> np.ndarray:
+    m = _host(mask)
+    if m.size != a.size:
+        raise ValueError(f"{name}: mask and data must be the same size, got {m.size} and {a.size}")
+    return np.flatnonzero(m.astype(bool, copy=False))
+
+
+def putmask(a: object, mask: object, values: object) -> None:
+    """NumPy's putmask: a.flat[n] = values.flat[n % len(values)] where
+    mask.flat[n] (the values repeat by position, unlike `place`)."""
+    if not isinstance(a, Tensor):
+        return np.putmask(a, _host(mask), _host(values))
+    flat, vals = _mask_positions(a, mask, "putmask"), _host(values).reshape(-1)
+    _flat_write(a, flat, np.resize(vals, a.size)[flat] if vals.size else vals)
+    return None
+
+
+def place(arr: object, mask: object, vals: object) -> None:
+    """NumPy's place: the true positions of `mask` take vals[0], vals[1], ...
+    in order, repeated when there are fewer values than positions."""
+    if not isinstance(arr, Tensor):
+        return np.place(arr, _host(mask), _host(vals))
+    _flat_write(arr, _mask_positions(arr, mask, "place"), vals)
+    return None
+
+
+def put_along_axis(arr: object, indices: object, values: object, axis: int | None) -> None:
+    """NumPy's put_along_axis: `take_along_axis`'s positions written with
+    `values` (broadcast to the indices), as one advanced-index write."""
+    if not isinstance(arr, Tensor):
+        return np.put_along_axis(arr, _host(indices), _host(values), axis)
+    idx = _host(indices)
+    if idx.dtype.kind not in "iu":
+        raise IndexError(f"put_along_axis: indices must be integers, got dtype {idx.dtype}")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("put_along_axis: with axis=None the indices must be 1-D")
+        return put(arr, idx, np.broadcast_to(_host(values), idx.shape))
+    if idx.ndim != arr.ndim:
+        raise ValueError(f"put_along_axis: indices and arr must have the same number of "
+                         f"dimensions, got {idx.ndim} and {arr.ndim}")
+    axis = normalize_dim(axis, arr.ndim, "axis")
+    key = tuple(idx if d == axis else np.arange(n).reshape([-1 if k == d else 1
+                                                             for k in range(arr.ndim)])
+                for d, n in enumerate(arr.shape))
+    arr[key] = operand(values)
     return None
