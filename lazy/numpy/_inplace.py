@@ -51,11 +51,16 @@ def copyto(dst: object, src: object, casting: str = "same_kind", where: object =
     return None
 
 
+def _host(x: object) -> np.ndarray:
+    """Indices, masks and values these functions need now (a tensor is synced)."""
+    return np.asarray(x.numpy() if isinstance(x, Tensor) else x)
+
+
 def _flat_write(a: Tensor, flat: np.ndarray, values: object) -> None:
     """a.flat[flat] = values, NumPy's way: the values repeat to the number of
     indices, and the last write to a repeated index wins. A tensor of values
     is read now (a sync): repeating it needs its length and values."""
-    vals = np.asarray(values.numpy() if isinstance(values, Tensor) else values)
+    vals = _host(values)
     if flat.size == 0:
         return
     if vals.size == 0:
@@ -90,7 +95,7 @@ def put(a: object, ind: object, v: object, mode: str = "raise") -> None:
     if not isinstance(a, Tensor):
         return np.put(a, ind.numpy() if isinstance(ind, Tensor) else ind,
                       v.numpy() if isinstance(v, Tensor) else v, mode)
-    flat = np.asarray(ind.numpy() if isinstance(ind, Tensor) else ind).reshape(-1)
+    flat = _host(ind).reshape(-1)
     if flat.size and flat.dtype.kind not in "iu":
         raise TypeError(f"put: indices must be integers, got dtype {flat.dtype}")
     flat = flat.astype(np.int64, copy=False)
@@ -110,11 +115,6 @@ def put(a: object, ind: object, v: object, mode: str = "raise") -> None:
         raise IndexError("cannot put into an empty array")
     _flat_write(a, flat, v)
     return None
-
-
-def _host(x: object) -> np.ndarray:
-    """Indices, masks and values these functions need now (a tensor is synced)."""
-    return np.asarray(x.numpy() if isinstance(x, Tensor) else x)
 
 
 def _mask_positions(a: Tensor, mask: object, name: str) -> np.ndarray:
