@@ -73,7 +73,7 @@ def fill_diagonal(a: object, val: object, wrap: bool = False) -> None:
     """NumPy's fill_diagonal: every a[i, i, ...] (for 2-D, the main diagonal,
     continued below a tall matrix's square part when `wrap`)."""
     if not isinstance(a, Tensor):
-        return np.fill_diagonal(a, val.numpy() if isinstance(val, Tensor) else val, wrap)
+        return np.fill_diagonal(a, _host(val), wrap)
     if a.ndim < 2:
         raise ValueError("array must be at least 2-d")
     if a.ndim == 2:
@@ -93,8 +93,7 @@ def put(a: object, ind: object, v: object, mode: str = "raise") -> None:
     (negative ones count from the end), "wrap" takes them modulo a.size,
     "clip" clips them into range."""
     if not isinstance(a, Tensor):
-        return np.put(a, ind.numpy() if isinstance(ind, Tensor) else ind,
-                      v.numpy() if isinstance(v, Tensor) else v, mode)
+        return np.put(a, _host(ind), _host(v), mode)
     flat = _host(ind).reshape(-1)
     if flat.size and flat.dtype.kind not in "iu":
         raise TypeError(f"put: indices must be integers, got dtype {flat.dtype}")

@@ -88,8 +88,9 @@ def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
 def reshape(x: object, /, shape: object, *, copy: bool | None = None) -> Tensor:
     """A view when strides allow (copy=False demands one), else a copy."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if copy:
-        return views.reshape(tensor(x).clone(), shape)
+    if copy:  # an array operand is already copied by `tensor`; a tensor is cloned
+        t = tensor(x)
+        return views.reshape(t.clone() if t is x else t, shape)
     t = shared(x)
     return views.view(t, shape) if copy is False else views.reshape(t, shape)
 
