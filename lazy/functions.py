@@ -184,7 +184,7 @@ def take(x: Tensor, indices: object, axis: int | None = None) -> Tensor:
     return indexing.take(_t(x), indices, axis)
 
 
-def take_along_axis(x: Tensor, indices: object, axis: int) -> Tensor:
+def take_along_axis(x: Tensor, indices: object, axis: int | None) -> Tensor:
     return indexing.take_along_axis(_t(x), indices, axis)
 
 

@@ -144,16 +144,31 @@ def _index_array(index: object, what: str) -> np.ndarray:
     return arr
 
 
+def _bools_as_ints(indices: object) -> object:
+    if isinstance(indices, Tensor):
+        indices = _host_index(indices)
+    arr = np.asarray(indices)
+    return arr.astype(np.intp) if arr.dtype == np.bool_ else arr
+
+
 def take(t: Tensor, indices: object, axis: int | None = None) -> Tensor:
-    """NumPy's take: along `axis`, or into the flattened tensor when axis is None."""
-    idx = _index_array(indices, "take")
+    """NumPy's take: along `axis`, or into the flattened tensor when axis is None.
+
+    Bool indices count as 0 and 1, as NumPy's safe cast to intp makes them (not a mask)."""
+    idx = _index_array(_bools_as_ints(indices), "take")
     if axis is not None:
         axis = normalize_dim(axis, t.ndim, "axis")
     return gather(t, selected_positions(t, lambda a: np.take(a, idx, axis=axis)))
 
 
-def take_along_axis(t: Tensor, indices: object, axis: int) -> Tensor:
+def take_along_axis(t: Tensor, indices: object, axis: int | None) -> Tensor:
+    """NumPy's take_along_axis; axis None takes from the flattened tensor (1-D indices)."""
     idx = _index_array(indices, "take_along_axis")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None the indices must be 1-D, got "
+                             f"shape {idx.shape}")
+        t, axis = t.reshape(-1), 0
     if idx.ndim != t.ndim:
         raise ValueError(f"take_along_axis: indices has {idx.ndim} dimensions, the tensor has "
                          f"{t.ndim} (shape {t.shape}); they must match")

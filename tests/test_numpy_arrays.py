@@ -349,6 +349,23 @@ def test_take_and_take_along_axis():
         lnp.take(x, [7], axis=1)
 
 
+def test_take_bool_indices_count_as_0_and_1_and_take_along_axis_none_flattens():
+    """NumPy casts take's bool indices to intp (not a mask); axis=None takes from a.ravel()."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = lnp.asarray(a)
+    flags = np.array([True, False, True])
+    same(lnp.take(x, flags), np.take(a, flags))
+    same(np.take(x, lnp.asarray(flags[:2]), axis=1), np.take(a, flags[:2], axis=1))
+    same(lnp.take(x, np.True_), np.take(a, np.True_))
+    flat = np.array([11, 0, -1, 5])
+    same(lnp.take_along_axis(x, flat, axis=None), np.take_along_axis(a, flat, axis=None))
+    same(np.take_along_axis(x, lnp.asarray(flat), axis=None), np.take_along_axis(a, flat, axis=None))
+    with pytest.raises(ValueError, match="axis=None the indices must be 1-D"):
+        lnp.take_along_axis(x, flat.reshape(2, 2), axis=None)
+    with pytest.raises(IndexError, match="must be integers"):
+        lnp.take_along_axis(x, np.array([[True], [False], [True]]), axis=1)
+
+
 # -- results that must be arrays of their own, views that must be views ---------------
 @pytest.mark.parametrize("fn, a", [
     (lambda m, x: m.isnan(x), np.array([1, 2, 3])), (lambda m, x: m.isinf(x), np.array([1, 2])),

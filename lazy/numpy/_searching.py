@@ -60,7 +60,7 @@ def take(x: object, indices: object, /, axis: int | None = None) -> Tensor:
     return indexing.take(tensor(x), indices, axis)
 
 
-def take_along_axis(x: object, indices: object, /, axis: int = -1) -> Tensor:
+def take_along_axis(x: object, indices: object, /, axis: int | None = -1) -> Tensor:
     """x's elements at `indices` along `axis` (default the last, as the array API)."""
     return indexing.take_along_axis(tensor(x), indices, axis)
 
