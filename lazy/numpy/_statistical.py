@@ -58,11 +58,9 @@ def _count(t: Tensor, axis: object) -> int:
     return math.prod(t.shape[a] for a in axes_arg(axis, t.ndim))
 
 
-def _floating(x: object, dtype: object) -> Tensor:
-    """Input for mean/var/std: bool and integers compute in float64, as NumPy."""
+def _floating(x: object) -> Tensor:
+    """Input for var/std: bool and integers compute in float64, as NumPy."""
     t = tensor(x)
-    if dtype is not None:
-        return elementwise.cast(t, as_dtype(dtype))
     return t if t.dtype.is_float else elementwise.cast(t, float64)
 
 
@@ -84,10 +82,12 @@ def var(x: object, /, axis: object = None, dtype: object = None, out: object = N
     if dtype is not None and not as_dtype(dtype).is_float:
         return store_out(_integer_var(tensor(x), axis, as_dtype(dtype), correction, keepdims),
                          out)
-    t = _floating(x, dtype)
+    # NumPy's order: the mean and the final sum in `dtype`, the deviations in
+    # the promoted dtype, so float64 data keeps its precision under dtype=float32.
+    t = _floating(x)
     axes = axes_arg(axis, t.ndim) if t.ndim else None
-    dev = elementwise.apply("sub", t, reductions.mean(t, axes, True))
-    total = reductions.reduce(elementwise.apply("mul", dev, dev), "sum", axes, keepdims)
+    dev = elementwise.apply("sub", t, reductions.mean(t, axes, True, dtype=dtype))
+    total = _reduce("sum", elementwise.apply("mul", dev, dev), axis, keepdims, dtype)
     n = _count(t, axis) if t.ndim else 1
     return store_out(elementwise.apply("truediv", total,
                                        float(builtins.max(n - correction, 0))), out)
