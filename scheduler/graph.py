@@ -8,8 +8,11 @@ node, which frees the graph behind it.
 """
 from __future__ import annotations
 
+import copy
+import copyreg
 import math
 import os
+import pickle
 import sys
 import weakref
 from types import CodeType
@@ -23,6 +26,9 @@ from .view import View
 _PACKAGE_DIRS = tuple(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + p + os.sep
     for p in ("lazy", "scheduler", "cpu_backend", "cuda_backend"))
+# The standard library's copy and pickle machinery that calls our __reduce__
+# and __deepcopy__: the line to name is the user's copy.deepcopy(t) past it.
+_PASS_THROUGH = frozenset(os.path.abspath(m.__file__) for m in (copy, copyreg, pickle))
 
 
 _names: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
@@ -30,11 +36,13 @@ Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` whe
 
 
 def _user_name(filename: str) -> str | None:
-    """Basename of a user's file, None for lazyrt's own (normalized once per file)."""
+    """Basename of a user's file, None for lazyrt's own or the copy machinery's
+    (normalized once per file)."""
     try:
         return _names[filename]
     except KeyError:
-        ours = os.path.abspath(filename).startswith(_PACKAGE_DIRS)
+        path = os.path.abspath(filename)
+        ours = path.startswith(_PACKAGE_DIRS) or path in _PASS_THROUGH
         name = _names[filename] = None if ours else os.path.basename(filename)
         return name
 

@@ -76,6 +76,7 @@ def test_sync_of_given_tensors_leaves_others_pending():
     (lambda t: f"{t.sum():.3f}", "implicit: format"),
     (lambda t: 3.0 in t, "implicit: __contains__"),
     (lambda t: pickle.dumps(t), "implicit: pickle"),
+    (lambda t: copy.deepcopy(t), "implicit: pickle"),  # where: this file, not copy.py
 ])
 def test_reading_values_syncs_implicitly_and_logs_the_cause(read, cause):
     t = lazy.arange(4) * 1.5
