@@ -9,6 +9,7 @@ test_asarray_writes.py.
 """
 from __future__ import annotations
 
+import math
 import numpy as np
 import pytest
 
@@ -199,6 +200,22 @@ def test_setitem_value_with_leading_ones_broadcasts_down():
     a[1] = v
     t[1] = v
     assert_close(t, a)
+
+
+def test_setitem_leading_ones_where_numpy_refuses_follow_torch():
+    """A 0-d destination and a boolean mask take a value with leading size-1
+    axes, as PyTorch does (NumPy refuses these two; semantics.md says so)."""
+    import torch
+    mask = np.array([True, False, True])
+    cases = [((), (), (1, 1)), ((3,), mask, (1, 2)), ((3,), mask, (1, 1, 1))]
+    for shape, key, vshape in cases:
+        t, a = pair(shape, "float64")
+        ref = torch.from_numpy(np.array(a))
+        value = np.arange(1.0, 1.0 + math.prod(vshape)).reshape(vshape)
+        ref[torch.from_numpy(key) if isinstance(key, np.ndarray) else key] = \
+            torch.from_numpy(value)
+        t[lazy.asarray(key) if isinstance(key, np.ndarray) else key] = value
+        assert_close(t, ref.numpy())
 
 
 def test_setitem_0d_tensor():
