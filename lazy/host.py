@@ -38,14 +38,20 @@ def storage_of(a: np.ndarray) -> tuple[np.ndarray, View]:
     return flat, View(a.shape, strides, offset)
 
 
-def from_python(data: object, dtype: DType | None) -> np.ndarray:
-    """Nested lists and scalars: PyTorch's defaults (floats become float32)."""
+def from_python(data: object, dtype: DType | None, *, numpy_rules: bool = False) -> np.ndarray:
+    """Nested lists and scalars: PyTorch's defaults (floats become float32),
+    or NumPy's (`numpy_rules`: float64, and ints past int64 are refused)."""
+    if dtype is not None:  # NumPy's conversion: a value the dtype can't hold raises
+        return np.asarray(data, dtype=dtype.np)
     arr = np.asarray(data)
     if arr.dtype == object:
         raise TypeError(f"cannot make a tensor from {type(data).__name__} data "
                         f"(ragged nesting or non-numeric items)")
-    if dtype is not None:  # NumPy's conversion: a value the dtype can't hold raises
-        return np.asarray(data, dtype=dtype.np)
+    if numpy_rules and arr.dtype.kind == "u":
+        raise OverflowError(f"Python integers in {data!r:.60} do not fit int64, and lazyrt "
+                            f"has no uint64 to hold them as NumPy would")
+    if numpy_rules:
+        return arr
     if arr.dtype.kind == "f":
         return arr.astype(DEFAULT_FLOAT.np)
     if arr.dtype.kind in "iu":

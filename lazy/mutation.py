@@ -14,6 +14,7 @@ from scheduler.dtypes import DType
 from scheduler.view import View
 
 from . import elementwise, linalg, runtime
+from .host import from_python
 from .tensor import Tensor, asarray_like
 
 _EXACT_OVERLAP_LIMIT = 1 << 20
@@ -37,6 +38,8 @@ def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> 
             value = value.item()  # NumPy checks a scalar's value against the dtype, as a number's
         if isinstance(value, (bool, int, float)):
             return elementwise.const(value, dtype, shape, device)
+        if nested:  # converted straight into the dtype, as NumPy's setitem does
+            value = from_python(value, dtype)
         value = asarray_like(value, device)
     if value.device != device:
         raise ValueError(f"expected all tensors on the same device, but found {device} "

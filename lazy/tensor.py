@@ -16,7 +16,7 @@ from scheduler.graph import Buffer, host_view
 from scheduler.view import View
 
 from . import runtime
-from .host import buffer_and_view
+from .host import buffer_and_view, from_python
 from .interop import ArrayProtocols
 
 
@@ -28,7 +28,11 @@ def asarray_like(x: object, device: str, *, copy: bool = True) -> "Tensor":
     (the caller writes it, or a tensor whose `numpy()` view it is is
     written in place). `lazy.asarray` shares memory instead, as
     `torch.from_numpy`. `copy=False` is for arrays only lazyrt holds.
+    A list converts as NumPy converts it (`[0.1]` is float64, not
+    PyTorch's float32 of `lazy.tensor`): it is an operand in NumPy's rules.
     """
+    if isinstance(x, (list, tuple)):
+        x = from_python(x, None, numpy_rules=True)
     buf, view = buffer_and_view(x, None, copy=copy and isinstance(x, np.ndarray))
     if device != "cpu":
         raise ValueError(f"expected all tensors on the same device, but found {device} and cpu")
