@@ -81,6 +81,10 @@ def buffer_and_view(data: object, dtype: object | None, copy: bool) -> tuple[Buf
 # storages `asarray` made over it. A live storage's flat array keeps the
 # owner alive, so its id cannot be reused while an entry for it is live.
 _WRAPPED: dict[int, list[tuple[weakref.ref, np.ndarray]]] = {}
+# The keys whose owner is not an ndarray (a DLPack capsule, a torch tensor):
+# every export of the same memory has an owner of its own, so these are
+# matched by address against every entry, and every miss looks at them.
+_FOREIGN: set[int] = set()
 
 
 def _owner(a: np.ndarray) -> object:
@@ -95,9 +99,10 @@ def remember_storage(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
     """Note that `storage` holds `a`'s memory as `flat` (no copy was made),
     for later `shared_view`s. Read-only memory is not noted: a write to
     such a storage goes to a copy, so the memory stops being its."""
-    if not a.flags.writeable or a.size == 0 or _owner(flat) is not _owner(a):
+    owner = _owner(a)
+    if not a.flags.writeable or a.size == 0 or _owner(flat) is not owner:
         return
-    key = id(_owner(a))
+    key = id(owner)
 
     def forget(ref: weakref.ref) -> None:
         live = [e for e in _WRAPPED.get(key, ()) if e[0] is not ref]
@@ -105,20 +110,33 @@ def remember_storage(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
             _WRAPPED[key] = live
         else:
             _WRAPPED.pop(key, None)
+            _FOREIGN.discard(key)
 
     _WRAPPED.setdefault(key, []).append((weakref.ref(storage, forget), flat))
+    if not isinstance(owner, np.ndarray):
+        _FOREIGN.add(key)
 
 
 def shared_view(a: np.ndarray) -> tuple[object, View] | None:
     """(storage, view of `a` into it) when a live storage from `asarray`
     holds all of `a`'s (writeable) memory in its dtype, whole elements
     apart; otherwise None, and `a` gets a storage of its own."""
-    entries = _WRAPPED.get(id(_owner(a)))
-    if not entries or not a.flags.writeable or a.size == 0:
+    if not _WRAPPED or not a.flags.writeable or a.size == 0:
         return None
     item = a.itemsize
     if any(s % item for s in a.strides):
         return None
+    owner = _owner(a)
+    found = _within(_WRAPPED.get(id(owner), ()), a)
+    if found is None and (_FOREIGN or not isinstance(owner, np.ndarray)):
+        keys = _FOREIGN if isinstance(owner, np.ndarray) else list(_WRAPPED)
+        found = _within([e for k in keys for e in _WRAPPED.get(k, ())], a)
+    return found
+
+
+def _within(entries: list, a: np.ndarray) -> tuple[object, View] | None:
+    """The first live entry whose flat array holds all of `a`, by address."""
+    item = a.itemsize
     strides = tuple(s // item for s in a.strides)
     ptr = a.__array_interface__["data"][0]
     for ref, flat in entries:

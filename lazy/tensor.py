@@ -16,7 +16,7 @@ from scheduler.graph import Buffer, host_view
 from scheduler.view import View
 
 from . import runtime
-from .host import buffer_and_view, from_python
+from .host import buffer_and_view, from_python, shared_view
 from .interop import ArrayProtocols
 
 
@@ -33,6 +33,12 @@ def asarray_like(x: object, device: str, *, copy: bool = True) -> "Tensor":
     """
     if isinstance(x, (list, tuple)):
         x = from_python(x, None, numpy_rules=True)
+    elif copy and isinstance(x, np.ndarray):
+        shared = shared_view(x)
+        if shared is not None and shared[0].buf.pending:
+            # memory a storage holds with a write still pending: its values
+            # now, in program order, are that version's (a lazy copy of it)
+            return elementwise.apply("copy", Tensor._of(*shared))
     buf, view = buffer_and_view(x, None, copy=copy and isinstance(x, np.ndarray))
     if device != "cpu":
         raise ValueError(f"expected all tensors on the same device, but found {device} and cpu")

@@ -127,6 +127,52 @@ def test_writes_through_two_asarrays_of_one_array_match_numpy(view):
     np.testing.assert_array_equal(a, ref)
 
 
+@pytest.mark.parametrize("second", [
+    lambda a: lazy.from_dlpack(a), lambda a: lazy.from_dlpack(a[1:]),
+    lambda a: lazy.asarray(np.from_dlpack(a)), lambda a: lazy.asarray(a)])
+@pytest.mark.parametrize("first", [lambda a: lazy.asarray(a), lambda a: lazy.from_dlpack(a)],
+                         ids=["asarray", "from_dlpack"])
+def test_memory_exported_through_dlpack_is_the_same_storage(first, second):
+    """Every DLPack export has an owner of its own (a capsule), so the owner
+    alone did not find the storage: `from_dlpack(a)` twice were two storages
+    and a read built before a write through the other saw the write."""
+    a = np.arange(4.0)
+    t = first(a)
+    u = second(a)
+    assert u._storage is t._storage
+    y = u * 1        # built before the write: the old values
+    t += 1
+    lazy.sync(t)
+    np.testing.assert_array_equal(y.numpy(), np.arange(4.0)[-y.shape[0]:])
+
+
+def test_two_numpy_views_of_one_torch_tensor_are_one_storage():
+    torch = pytest.importorskip("torch")
+    tt = torch.arange(4.0, dtype=torch.float64)
+    t, u = lazy.asarray(tt.numpy()), lazy.asarray(tt.numpy())  # each a new base object
+    y = u * 1
+    t += 1
+    np.testing.assert_array_equal(y.numpy(), [0, 1, 2, 3])
+    lazy.sync()
+    assert tt.tolist() == [1, 2, 3, 4]
+
+
+def test_a_numpy_operand_reads_a_pending_write_into_its_memory():
+    """An ndarray operand is read when the op is built, in program order: with
+    a lazy write into its memory still pending, that is the written version
+    (the operand was copied as the memory still was, before the write)."""
+    a = np.arange(4.0)
+    t = lazy.asarray(a)
+    t[0] = 100.0
+    z = lazy.zeros(4, dtype=lazy.float64) + a
+    t[1] = 50.0      # later: z must not see it
+    np.testing.assert_array_equal(z.numpy(), [100, 1, 2, 3])
+    b = np.arange(4.0)
+    s = lazy.asarray(b) * 0 + b   # nothing pending: a copy of the memory now
+    b[0] = 9.0
+    np.testing.assert_array_equal(s.numpy(), [0, 1, 2, 3])
+
+
 def test_asarray_over_other_dtype_or_read_only_memory_is_its_own_storage():
     """Only writeable memory in the same dtype becomes a view of the storage
     that holds it; a read-only array's storage writes to a copy, so sharing
