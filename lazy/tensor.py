@@ -427,7 +427,12 @@ class Tensor(ArrayProtocols):
     def matmul(self, o): return linalg.matmul(self, o)
 
     # -- writes (new versions of the storage; see lazy/mutation.py) ----------
-    def __setitem__(self, key, value): mutation.setitem(self, key, value)
+    def __setitem__(self, key, value):
+        if type(self._storage) is ElementStorage and not self.ndim:
+            raise TypeError("an element t[i, j] is a copy, as NumPy's scalar, and does not "
+                            "support item assignment: write t[i, j] = value, or take the "
+                            "0-d view t[i, j, ...] (PyTorch's t[i, j])")
+        mutation.setitem(self, key, value)
     def __iadd__(self, o): return mutation.inplace(self, "add", o)
     def __isub__(self, o): return mutation.inplace(self, "sub", o)
     def __imul__(self, o): return mutation.inplace(self, "mul", o)

@@ -238,6 +238,27 @@ def test_pytorch_in_place_methods_on_one_element_raise():
     assert x.item() == 53.0 and t.tolist() == [0.0, 1.0, 7.0, 3.0, 4.0]
 
 
+def test_item_assignment_into_one_element_raises_as_numpy():
+    """`t[1][...] = 5` wrote only the copy and was silently lost; NumPy's
+    scalar refuses item assignment with a TypeError."""
+    a = np.arange(5.0)
+    t = lazy.asarray(a)
+    def write_all(e):
+        e[...] = 5
+
+    def write_none(e):
+        e[()] = 5
+
+    for write in (write_all, write_none):
+        with pytest.raises(TypeError):
+            write(a[1])
+        with pytest.raises(TypeError, match=r"does not support item assignment.*t\[i, j, \.\.\.\]"):
+            write(t[1])
+    t[1, ...][...] = 5  # the 0-d view writes t
+    t[2:3][0] = 6
+    assert t.tolist() == [0.0, 5.0, 6.0, 3.0, 4.0]
+
+
 # -- reshape / view / contiguous -------------------------------------------------------------
 def test_reshape_copies_when_strides_cannot_describe_it():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
