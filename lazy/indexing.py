@@ -35,8 +35,10 @@ COMPUTED_POSITIONS = 1 << 16
 
 
 def _is_array_like(k: object) -> bool:
+    """An advanced index, as NumPy counts them: a 0-d integer array is one too
+    (its result is a copy), only Python and NumPy scalars are not."""
     if isinstance(k, (Tensor, np.ndarray)):
-        return k.ndim > 0 or k.dtype.kind == "b"
+        return True
     return isinstance(k, (list, bool, np.bool_))
 
 

@@ -164,6 +164,21 @@ def test_gather_is_a_copy_that_keeps_its_values():
     assert_close(r, expected)
 
 
+@pytest.mark.parametrize("wrap", [np.array, lazy.tensor], ids=["ndarray", "tensor"])
+def test_a_0d_integer_array_index_is_advanced_a_copy(wrap):
+    """NumPy counts a 0-d integer array as an advanced index: `a[np.array(1)]`
+    is a copy of the row. It was a view here, so writing it wrote the base."""
+    t, a = base((3, 4), "float64", seed=6)
+    for key in ((wrap(1),), (wrap(-1), slice(1, None)), (slice(None), wrap(2))):
+        r = t[key]
+        assert_close(r, a[tuple(np.asarray(k) if not isinstance(k, slice) else k for k in key)])
+        r[...] = 100.0
+        assert_close(t, a)
+    t[wrap(2)] = 7.0
+    a[np.array(2)] = 7.0
+    assert_close(t, a)
+
+
 def test_gather_fuses_into_consumer():
     t = lazy.arange(20, dtype=lazy.float64).reshape(4, 5) * 1
     lazy.sync()
