@@ -102,6 +102,10 @@ def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
     dev = resolve_device(device)
     if isinstance(data, Tensor):
         return data.astype(dtype or data.dtype).to(dev)
+    if isinstance(data, np.ndarray):
+        shared = shared_view(data)
+        if shared is not None and shared[0].buf.pending:  # its values after the pending write
+            return tensor(Tensor._of(*shared), dtype, device)
     buf, view = buffer_and_view(data, dtype, copy=True)
     return _placed(Tensor._wrap(buf, view), dev)
 
@@ -169,7 +173,13 @@ def _iota(n: int, device: str) -> Tensor:
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: object = None,
            device: object = None) -> Tensor:
-    """NumPy's arange; float arguments give float32 unless dtype says otherwise."""
+    """NumPy's arange for every dtype; float arguments give float32 unless
+    dtype says otherwise. NumPy's rule, not PyTorch's (which truncates the
+    arguments to an integer dtype first): the length comes from the
+    arguments, then value i is first + i*delta computed in the result dtype,
+    with first = dtype(start) and delta = dtype(start + step) - first. So
+    arange(0, 5, 1.5, dtype=int64) is [0, 1, 2, 3] and float32 steps round
+    as float32 (arange(0, 1, 0.1, dtype=float32)[-1] is 0.90000004)."""
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -178,10 +188,17 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
     is_int = all(isinstance(x, (int, np.integer)) for x in (start, stop, step))
     d = as_dtype(dtype) if dtype is not None else (int64 if is_int else DEFAULT_FLOAT)
     i = _iota(n, resolve_device(device))
-    if d.is_int and is_int:
+    if d.is_int and is_int:  # first and delta are start and step: exact in int64
         out = i if (start, step) == (0, 1) else i * step + start
         return elementwise.cast(out, d)
-    return elementwise.cast(elementwise.cast(i, float64) * float(step) + float(start), d)
+    if d.is_bool and n > 2:
+        raise TypeError(f"arange() is only supported for booleans when the result has at "
+                        f"most length 2, got length {n}")
+    first, second = (np.asarray(v, dtype=d.np) for v in (start, start + step))
+    values = first.item() if d.is_bool else \
+        elementwise.cast(i, d) * np.subtract(second, first).item() + first.item()
+    # value 1 is dtype(start + step) itself; first + delta can round away from it
+    return elementwise.cast(elementwise.apply("where", i == 1, second.item(), values), d)
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,

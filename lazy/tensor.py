@@ -510,12 +510,12 @@ class Tensor(ArrayProtocols):
         keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
         return reductions.mean(self, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
 
-    def var(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
+    def var(self, axis=None, *, ddof=None, keepdims=False, correction=None):
         """NumPy's and the array API's variance (correction 0 unless asked)."""
         from . import numpy as lnp
         return lnp.var(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
 
-    def std(self, axis=None, *, ddof=None, keepdims=False, correction=0.0):
+    def std(self, axis=None, *, ddof=None, keepdims=False, correction=None):
         from . import numpy as lnp
         return lnp.std(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
 

@@ -165,8 +165,13 @@ def test_a_numpy_operand_reads_a_pending_write_into_its_memory():
     t = lazy.asarray(a)
     t[0] = 100.0
     z = lazy.zeros(4, dtype=lazy.float64) + a
-    t[1] = 50.0      # later: z must not see it
+    c = lazy.tensor(a)
+    t[1] = 50.0      # later: z and c must not see it
     np.testing.assert_array_equal(z.numpy(), [100, 1, 2, 3])
+    np.testing.assert_array_equal(c.numpy(), [100, 1, 2, 3])
+    c[2] = -1.0      # c is a copy of its own
+    lazy.sync()
+    np.testing.assert_array_equal(a, [100, 50, 2, 3])
     b = np.arange(4.0)
     s = lazy.asarray(b) * 0 + b   # nothing pending: a copy of the memory now
     b[0] = 9.0

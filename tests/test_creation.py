@@ -207,7 +207,18 @@ def test_arange_int(args):
 @pytest.mark.parametrize("args", [(0.0, 1.0, 0.1), (2.5,), (-1.0, 1.0, 0.25), (1, 2, 0.3),
                                   (5.0, 0.0, -0.5), (0.5, 3)])
 def test_arange_float_is_float32(args):
-    assert_close(lazy.arange(*args), np.arange(*args).astype(np.float32))
+    """float32 by default, stepping in float32 as NumPy's float32 arange."""
+    assert_close(lazy.arange(*args), np.arange(*args, dtype=np.float32), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("args, dtype", [((0, 5, 1.5), "int64"), ((0, 3, 0.5), "int64"),
+                                         ((5, 0, -1.5), "int64"), ((0.5, 3.7, 1.1), "int32"),
+                                         ((0, 1, 0.1), "float32"), ((0.1, 7, 0.3), "float64")])
+def test_arange_follows_numpy_not_torch_for_float_steps(args, dtype):
+    """`lazy.arange(0, 5, 1.5, dtype=int64)` gave [0, 1, 3, 4], neither NumPy's
+    [0, 1, 2, 3] nor PyTorch's [0, 1, 2, 3, 4] (which truncates the arguments
+    first). lazy.arange documents itself as NumPy's, so it takes NumPy's rule."""
+    assert_close(lazy.arange(*args, dtype=dtype), np.arange(*args, dtype=dtype), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float64", "float32", "int64"])

@@ -96,6 +96,45 @@ def test_linspace_dtype_from_start_and_stop(start, stop):
                  np.linspace(start, stop, 4, endpoint=False))
 
 
+ARANGES = [((0, 5, 1.5), np.int64), ((0, 3, 0.5), np.int64), ((5, 0, -1.5), np.int64),
+           ((0.5, 3.7, 1.1), np.int32), ((-2.5, 4, 0.7), np.int32), ((0, 1, 0.1), np.float32),
+           ((0.1, 7, 0.3), np.float64), ((-27.560290529937042, 100, 100.67243153057943),
+                                         np.float32), ((0, 2), np.bool_), ((1, 3), np.bool_),
+           ((0.0, 1.0, 0.5), np.bool_), ((3, 20, 4), np.float32)]
+
+
+@pytest.mark.parametrize("args, dtype", ARANGES)
+def test_arange_computes_numpys_values_in_the_result_dtype(args, dtype):
+    """`arange(0, 5, 1.5, dtype=int64)` gave [0, 1, 3, 4] (the float values
+    truncated; NumPy: [0, 1, 2, 3], first + i*delta in int64), and float32
+    ranges stepped in float64 (`arange(0, 1, 0.1, dtype=float32)[-1]` was
+    0.9, NumPy's 0.90000004). The float32 case starting at -27.56 is one
+    where first + delta misses dtype(start + step), NumPy's second value."""
+    same(lnp.arange(*args, dtype=dtype), np.arange(*args, dtype=dtype))
+
+
+def test_arange_of_bools_refuses_more_than_two_values():
+    """A bool arange of length 3 gave [False, True, True]; NumPy raises TypeError."""
+    msg = "arange\\(\\) is only supported for booleans when the result has at most length 2"
+    with pytest.raises(TypeError, match=msg):
+        np.arange(0, 3, dtype=np.bool_)
+    with pytest.raises(TypeError, match=msg):
+        lnp.arange(0, 3, dtype=lnp.bool)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e30, -1e19])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_full_of_a_float_that_no_int_holds_casts_it_as_numpy(value, dtype):
+    """`full(2, nan, dtype=int64)` raised ValueError; NumPy casts unsafely
+    (the dtype's minimum) and warns."""
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+        want = np.full(2, value, dtype=dtype)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+        same(lnp.full(2, value, dtype=dtype), want)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+        same(lnp.full_like(lnp.zeros(2, dtype=dtype), value), want)
+
+
 def test_asarray_array_and_copy_semantics():
     a = np.arange(4.0)
     shared = lnp.asarray(a)
@@ -245,6 +284,55 @@ def test_repeat_tile_roll():
         same(lnp.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis))
     with pytest.raises(ValueError, match="negative"):
         lnp.tile(x, -1)
+
+
+Z = np.asarray(5.0)  # a 0-d array: it has no axes
+
+
+@pytest.mark.parametrize("name, call", [
+    ("flip", lambda m, x: m.flip(x, axis=0)), ("flip", lambda m, x: m.flip(x, axis=(-1,))),
+    ("squeeze", lambda m, x: m.squeeze(x, axis=(0,))), ("squeeze", lambda m, x: m.squeeze(x, 1)),
+    ("roll", lambda m, x: m.roll(x, 1, axis=0)), ("swapaxes", lambda m, x: m.swapaxes(x, 0, 0)),
+    ("moveaxis", lambda m, x: m.moveaxis(x, 0, -1))])
+def test_0d_manipulations_refuse_axes_the_input_lacks(name, call):
+    """`flip(5.0, axis=0)` returned 5.0, `squeeze(5.0, axis=(0,))` and `roll`
+    raised IndexError, `swapaxes` IndexError, `moveaxis` ValueError: NumPy
+    raises AxisError, as lazyrt now does."""
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds for array of dimension 0"):
+        call(np, Z)
+    for m in (lnp, np):
+        with pytest.raises(np.exceptions.AxisError, match="axis -?[01] is out of bounds for "
+                                                          "array of dimension 0"):
+            call(m, lnp.asarray(Z))
+
+
+@pytest.mark.parametrize("call", [lambda m, x: m.squeeze(x, axis=0),
+                                  lambda m, x: m.squeeze(x, axis=-1),
+                                  lambda m, x: m.repeat(x, 3, axis=0),
+                                  lambda m, x: m.repeat(x, 3, axis=-1),
+                                  lambda m, x: m.flip(x)])
+def test_0d_manipulations_take_the_axes_numpy_takes(call):
+    """`squeeze(5.0, axis=0)` raised IndexError and `repeat(5.0, 3, axis=0)`
+    AxisError; NumPy takes both (repeat as of a 1-d array: [5, 5, 5])."""
+    same(call(lnp, lnp.asarray(Z)), call(np, Z))
+    same(call(np, lnp.asarray(Z)), call(np, Z))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("decimals", [400, -400, 309, -309, 39, -39, 23, 25, -23, 3])
+def test_round_with_huge_decimals_matches_numpy(dtype, decimals):
+    """`round(x, decimals=400)` raised OverflowError (from 10.0 ** 400), where
+    NumPy gives NaN; and 10.0 ** 23 differs in its last bit from NumPy's
+    power of ten, so decimals=23 rounded differently."""
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.normal(size=200) * 10.0 ** rng.integers(-30, 30, 200),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.round(a, decimals)
+        got = lnp.round(lnp.asarray(a), decimals=decimals)
+        same(got, want)
+        same(np.round(lnp.asarray(a), decimals), want)
+    np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))
 
 
 def test_atleast_nd_and_ascontiguousarray_are_views_as_in_numpy(fresh_log):

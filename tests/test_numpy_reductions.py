@@ -416,3 +416,75 @@ def test_numpys_other_names_of_the_five_dtypes():
         assert lnp.zeros(2, getattr(lnp, name)).dtype.name == np.dtype(getattr(np, name)).name
     with pytest.raises(AttributeError, match="float16"):
         lnp.float16
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("kw", [{"ddof": 0, "correction": 1}, {"ddof": 0.0, "correction": 2},
+                                {"correction": 1.5}, {"ddof": None, "correction": 1}])
+def test_var_and_std_take_the_correction_beside_ddof_zero(name, kw):
+    """`std(x, ddof=0, correction=1)` divided by N (the ddof): NumPy takes the correction."""
+    a, x = ARRAYS["float64"], lnp.asarray(ARRAYS["float64"])
+    want = getattr(np, name)(a, axis=0, **{**kw, "ddof": kw.get("ddof") or 0})
+    assert_close(getattr(lnp, name)(x, axis=0, **kw), want)
+    assert_close(getattr(np, name)(x, axis=0, **kw), want)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("kw", [{"ddof": 1, "correction": 1}, {"ddof": 2, "correction": 0.5},
+                                {"ddof": 1, "correction": 0}])
+def test_var_and_std_refuse_ddof_and_correction_together(name, kw):
+    """`var(x, ddof=1, correction=1)` returned a variance where NumPy raises ValueError."""
+    a, x = ARRAYS["float64"], lnp.asarray(ARRAYS["float64"])
+    msg = "ddof and correction can't be provided simultaneously"
+    with pytest.raises(ValueError, match=msg):
+        getattr(np, name)(a, **kw)
+    for call in (getattr(lnp, name), getattr(np, name)):
+        with pytest.raises(ValueError, match=msg):
+            call(x, **kw)
+    with pytest.raises(ValueError, match=msg):
+        getattr(x, name)(**kw)
+
+
+Z = np.asarray(5.0)  # a 0-d array: it has no axes
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "count_nonzero", "argmax",
+                                  "argmin", "any", "all"])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_0d_reductions_take_the_int_axes_numpy_takes(name, axis):
+    """NumPy's ufunc reductions (and count_nonzero, argmax, argmin) take an int
+    0 or -1 on a 0-d array as no axis; they must keep doing so."""
+    want = getattr(np, name)(Z, axis=axis)
+    same(getattr(lnp, name)(lnp.asarray(Z), axis=axis), want)
+    same(getattr(np, name)(lnp.asarray(Z), axis=axis), want)
+
+
+@pytest.mark.parametrize("name, axis", [
+    *((n, a) for n in ("sum", "prod", "max", "min", "count_nonzero", "any", "all")
+      for a in ((0,), 1, -2)),
+    *((n, a) for n in ("mean", "var", "std") for a in (0, -1, (0,), 1))])
+def test_0d_reductions_refuse_axes_the_input_lacks(name, axis):
+    """`sum(5.0, axis=1)`, `mean(5.0, axis=0)`, `var(5.0, axis=0)` returned
+    values: lazyrt skipped the axis check of 0-d inputs; NumPy raises AxisError."""
+    with pytest.raises(np.exceptions.AxisError) as want:
+        getattr(np, name)(Z, axis=axis)
+    for call in (getattr(lnp, name), getattr(np, name)):
+        with pytest.raises(np.exceptions.AxisError, match=f"^{want.value}$"):
+            call(lnp.asarray(Z), axis=axis)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_argsort_of_0d_is_a_1d_argsort(allow, axis):
+    """`argsort(5.0)` raised ValueError ("cannot sort a 0-d array"); NumPy gives [0]."""
+    same(lnp.argsort(lnp.asarray(Z), axis=axis), np.argsort(Z, axis=axis))
+    same(np.argsort(lnp.asarray(Z), axis=axis), np.argsort(Z, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [0, -1, 1])
+def test_sort_of_0d_along_an_axis_raises_numpys_axis_error(allow, axis):
+    """`sort(5.0)` raised a plain ValueError where NumPy raises AxisError."""
+    with pytest.raises(np.exceptions.AxisError) as want:
+        np.sort(Z, axis=axis)
+    with pytest.raises(np.exceptions.AxisError, match=f"^{want.value}$"):
+        lnp.sort(lnp.asarray(Z), axis=axis)
+    same(lnp.sort(lnp.asarray(Z), axis=None), np.sort(Z, axis=None))

@@ -124,14 +124,23 @@ def full(shape: object, fill_value: object, dtype: object = None, *,
          device: object = None) -> Tensor:
     if _array_fill(fill_value):
         return _full_of_array(_shape(shape), fill_value, dtype, _device(device))
-    return creation.full(_shape(shape), fill_value, _default(fill_value, dtype), _device(device))
+    return creation.full(_shape(shape), _fill(fill_value), _default(fill_value, dtype),
+                         _device(device))
+
+
+def _fill(value: object) -> object:
+    """NumPy's full copies a Python float in as a float64 cast unsafely to
+    the dtype: NaN, inf or a float out of range gives an integer dtype's
+    minimum with a RuntimeWarning, not an error (lazy.full raises, as torch)."""
+    return np.float64(value) if type(value) is float else value
 
 
 def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
     x = shared(x)
     if _array_fill(value):
         return _full_of_array(x.shape, value, dtype or x.dtype, _device(device) or x.device)
-    return creation.full(x.shape, value, as_dtype(dtype or x.dtype), _device(device) or x.device)
+    return creation.full(x.shape, _fill(value), as_dtype(dtype or x.dtype),
+                         _device(device) or x.device)
 
 
 def zeros_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:

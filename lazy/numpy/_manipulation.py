@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from scheduler.view import normalize_dim
 
@@ -18,6 +19,30 @@ from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
 from ._helpers import axes_arg, axis_arg, shared, tensor
+
+
+def numpy_axis(axis: object, ndim: int) -> int:
+    """axis_arg under NumPy's rule that a 0-d array has no axis at all
+    (AxisError; lazy's PyTorch-style views take 0 and -1 there)."""
+    if ndim:
+        return axis_arg(axis, ndim)
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"an integer is required for the axis, got {axis!r}")
+    raise AxisError(operator.index(axis), 0)
+
+
+def numpy_axes(axis: object, ndim: int, scalar_int: bool = False) -> tuple[int, ...]:
+    """axes_arg under NumPy's 0-d rule (numpy_axis), except that an int 0
+    or -1 names no axis where `scalar_int`: NumPy's ufunc reductions (sum,
+    prod, max, min, any, all), count_nonzero and squeeze take it."""
+    if ndim or axis is None:
+        return axes_arg(axis, ndim)
+    if not isinstance(axis, (tuple, list)):
+        if scalar_int and not isinstance(axis, (bool, np.bool_)) \
+                and operator.index(axis) in (0, -1):
+            return ()
+        axis = (axis,)
+    return tuple(numpy_axis(a, 0) for a in axis)
 
 
 def broadcast_to(x: object, /, shape: object) -> Tensor:
@@ -44,7 +69,8 @@ def expand_dims(x: object, /, axis: object = 0) -> Tensor:
 
 
 def squeeze(x: object, /, axis: object = None) -> Tensor:
-    return views.squeeze(shared(x), axis)
+    t = shared(x)
+    return views.squeeze(t, numpy_axes(axis, 0, scalar_int=True) if t.ndim == 0 else axis)
 
 
 def permute_dims(x: object, /, axes: tuple[int, ...]) -> Tensor:
@@ -67,15 +93,15 @@ def matrix_transpose(x: object, /) -> Tensor:
 def swapaxes(a: object, axis1: int, axis2: int) -> Tensor:
     t = shared(a)
     perm = list(range(t.ndim))
-    i, j = axis_arg(axis1, t.ndim), axis_arg(axis2, t.ndim)
+    i, j = numpy_axis(axis1, t.ndim), numpy_axis(axis2, t.ndim)
     perm[i], perm[j] = perm[j], perm[i]
     return views.permute(t, tuple(perm))
 
 
 def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
     t = shared(x)
-    src = axes_arg(source, t.ndim)
-    dst = axes_arg(destination, t.ndim)
+    src = numpy_axes(source, t.ndim)
+    dst = numpy_axes(destination, t.ndim)
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must "
                          f"have the same number of elements")
@@ -109,7 +135,7 @@ def ravel(a: object) -> Tensor:
 def flip(x: object, /, axis: object = None) -> Tensor:
     """Reversed along `axis` (all axes when None): a view with negative strides."""
     t = shared(x)
-    axes = set(axes_arg(axis, t.ndim))
+    axes = set(numpy_axes(axis, t.ndim))
     return views.getitem(t, tuple(slice(None, None, -1) if d in axes else slice(None)
                                   for d in range(t.ndim)))
 
@@ -194,8 +220,8 @@ def repeat(x: object, repeats: object, /, axis: int | None = None) -> Tensor:
     """Each element repeated; an int count is a stride-0 view copied once, per-element
     counts a gather."""
     t = tensor(x)
-    if axis is None:
-        t, axis = views.reshape(t, (-1,)), 0
+    if axis is None or t.ndim == 0:  # NumPy repeats a 0-d array as a 1-d one
+        t, axis = views.reshape(t, (-1,)), 0 if axis is None else axis
     d = axis_arg(axis, t.ndim)
     if isinstance(repeats, (int, np.integer)) or (isinstance(repeats, Tensor)
                                                   and repeats.ndim == 0):
@@ -235,7 +261,7 @@ def roll(x: object, /, shift: object, axis: object = None) -> Tensor:
     shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
     total: dict[int, int] = {}
     for s, a in zip(shifts.reshape(-1).tolist(), axes.reshape(-1).tolist()):
-        d = axis_arg(a, t.ndim)
+        d = numpy_axis(a, t.ndim)
         total[d] = total.get(d, 0) + s
     out = t
     for d, s in total.items():
@@ -369,4 +395,3 @@ __all__ = ["array_split", "ascontiguousarray", "atleast_1d", "atleast_2d", "atle
            "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "matrix_transpose",
            "moveaxis", "permute_dims", "ravel", "repeat", "reshape", "roll", "rot90", "split",
            "squeeze", "stack", "swapaxes", "tile", "transpose", "unstack", "vsplit", "vstack"]
-

@@ -7,6 +7,8 @@ and trunc (and integers in round), as NumPy 2 does.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from scheduler.dtypes import bool_, float32, float_result
@@ -55,10 +57,22 @@ def round(x: object, /, decimals: int = 0) -> Tensor:
         return numpy_fallback("round", np.round, (t,), {"decimals": decimals})
     if decimals == 0:
         return _apply("rint", t)
-    scale = 10.0 ** abs(decimals)
+    scale = _power_of_ten(abs(decimals))
     if decimals > 0:
         return _apply("truediv", _apply("rint", _apply("mul", t, scale)), scale)
     return _apply("mul", _apply("rint", _apply("truediv", t, scale)), scale)
+
+
+def _power_of_ten(n: int) -> float:
+    """10**n as NumPy's round computes it (a product of tens, which differs
+    from 10.0**n in the last bit from n = 23 on): inf past 1e308, so that
+    huge decimals give NaN as in NumPy, where 10.0**n raises OverflowError."""
+    scale = float(10 ** min(n, 8))
+    for _ in range(8, n):
+        if scale == math.inf:
+            break
+        scale *= 10.0
+    return scale
 
 
 def sign(x: object, /) -> Tensor:

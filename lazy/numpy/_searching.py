@@ -10,7 +10,8 @@ from scheduler.dtypes import bool_
 from .. import elementwise, indexing, reductions
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
-from ._helpers import axes_arg, axis_arg, operand, store_out, tensor
+from ._helpers import axis_arg, operand, store_out, tensor
+from ._manipulation import numpy_axes
 
 
 def _arg(op: str, x: object, axis: object, keepdims: bool) -> Tensor:
@@ -52,7 +53,7 @@ def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) 
     """Number of nonzero elements (int64), a fused sum of x != 0."""
     t = tensor(x)
     nz = elementwise.cast(t, bool_)
-    return reductions.reduce(nz, "sum", axes_arg(axis, t.ndim) if t.ndim else None, keepdims)
+    return reductions.reduce(nz, "sum", numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
 
 
 def take(x: object, indices: object, /, axis: int | None = None) -> Tensor:

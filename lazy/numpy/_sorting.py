@@ -6,19 +6,13 @@ import numpy as np
 
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
-from ._helpers import axis_arg, tensor
-from ._manipulation import flip
+from ._helpers import tensor
+from ._manipulation import flip, numpy_axis
 
 
 def _flat_if_none(t: Tensor, axis: int | None) -> tuple[Tensor, int]:
     """NumPy's `axis=None`: sort the flattened array."""
     return (t.reshape(-1), -1) if axis is None else (t, axis)
-
-
-def _check(name: str, t: Tensor, axis: int) -> int:
-    if t.ndim == 0:
-        raise ValueError(f"{name}: cannot sort a 0-d array")
-    return axis_arg(axis, t.ndim)
 
 
 def _stable_float_sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -43,7 +37,7 @@ def sort(x: object, /, axis: int | None = -1, kind: str | None = None, *, descen
          stable: bool = True) -> Tensor:
     """Sorted copy along `axis` (NaNs last ascending, first descending)."""
     t, axis = _flat_if_none(tensor(x), axis)
-    axis = _check("sort", t, axis)
+    axis = numpy_axis(axis, t.ndim)  # a 0-d array has no axis to sort along
     if kind is None and stable and t.dtype.is_float:
         return numpy_fallback("sort", _stable_float_sort, (t,), {"axis": axis,
                                                                  "descending": descending})
@@ -57,8 +51,11 @@ def sort(x: object, /, axis: int | None = -1, kind: str | None = None, *, descen
 def argsort(x: object, /, axis: int | None = -1, kind: str | None = None, *,
             descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort `x` along `axis`; descending keeps equal elements in order."""
-    t, axis = _flat_if_none(tensor(x), axis)
-    axis = _check("argsort", t, axis)
+    t = tensor(x)
+    if t.ndim == 0:  # NumPy sorts a 0-d array's indices as a 1-d one's: argsort(5.0) is [0]
+        t = t.reshape(-1)
+    t, axis = _flat_if_none(t, axis)
+    axis = numpy_axis(axis, t.ndim)
     kind = kind or ("stable" if stable else None)
     if not descending:
         return numpy_fallback("argsort", np.argsort, (t,), {"axis": axis, "kind": kind})

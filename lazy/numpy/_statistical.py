@@ -16,7 +16,8 @@ from scheduler.dtypes import DType, as_dtype, float64
 from .. import elementwise, reductions
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
-from ._helpers import axes_arg, store_out, tensor
+from ._helpers import store_out, tensor
+from ._manipulation import numpy_axes
 
 
 def _input(x: object, dtype: object) -> Tensor:
@@ -26,8 +27,7 @@ def _input(x: object, dtype: object) -> Tensor:
 
 def _reduce(op: str, x: object, axis: object, keepdims: bool, dtype: object = None) -> Tensor:
     t = _input(x, dtype)
-    axes = axes_arg(axis, t.ndim) if t.ndim else None
-    out = reductions.reduce(t, op, axes, keepdims)
+    out = reductions.reduce(t, op, numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
     if dtype is not None and out.dtype != as_dtype(dtype):
         out = elementwise.cast(out, as_dtype(dtype))
     return out
@@ -54,8 +54,8 @@ def min(x: object, /, axis: object = None, out: object = None, keepdims: bool = 
     return store_out(_reduce("min", x, axis, keepdims), out)
 
 
-def _count(t: Tensor, axis: object) -> int:
-    return math.prod(t.shape[a] for a in axes_arg(axis, t.ndim))
+def _count(t: Tensor, axes: tuple[int, ...]) -> int:
+    return math.prod(t.shape[a] for a in axes)
 
 
 def _floating(x: object) -> Tensor:
@@ -69,26 +69,36 @@ def mean(x: object, /, axis: object = None, dtype: object = None, out: object = 
     """Arithmetic mean in the floating dtype (float64 for bool and integers);
     an integer `dtype` gives NumPy's truncated integer mean."""
     t = tensor(x)
-    return store_out(reductions.mean(t, axes_arg(axis, t.ndim) if t.ndim else None, keepdims,
-                                     dtype=dtype), out)
+    return store_out(reductions.mean(t, numpy_axes(axis, t.ndim), keepdims, dtype=dtype), out)
+
+
+def _correction(ddof: float | None, correction: float | None) -> float:
+    """NumPy's rule for its two names of one argument: `correction` (the
+    array API's) replaces `ddof` (NumPy's), and a nonzero `ddof` beside it
+    raises; a None `ddof` is 0."""
+    if correction is None:
+        return 0 if ddof is None else ddof
+    if ddof is not None and ddof != 0:
+        raise ValueError(f"ddof and correction can't be provided simultaneously "
+                         f"(got ddof={ddof!r} and correction={correction!r})")
+    return correction
 
 
 def var(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-        ddof: float | None = None, keepdims: bool = False, *,
-        correction: float = 0.0) -> Tensor:
+        ddof: float | None = 0, keepdims: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Variance: mean squared deviation over N - correction (`ddof` is NumPy's name)."""
-    if ddof is not None:
-        correction = ddof
+    correction = _correction(ddof, correction)
     if dtype is not None and not as_dtype(dtype).is_float:
         return store_out(_integer_var(tensor(x), axis, as_dtype(dtype), correction, keepdims),
                          out)
     # NumPy's order: the mean and the final sum in `dtype`, the deviations in
     # the promoted dtype, so float64 data keeps its precision under dtype=float32.
     t = _floating(x)
-    axes = axes_arg(axis, t.ndim) if t.ndim else None
+    axes = numpy_axes(axis, t.ndim)
     dev = elementwise.apply("sub", t, reductions.mean(t, axes, True, dtype=dtype))
-    total = _reduce("sum", elementwise.apply("mul", dev, dev), axis, keepdims, dtype)
-    n = _count(t, axis) if t.ndim else 1
+    total = _reduce("sum", elementwise.apply("mul", dev, dev), axes, keepdims, dtype)
+    n = _count(t, axes)
     return store_out(elementwise.apply("truediv", total,
                                        float(builtins.max(n - correction, 0))), out)
 
@@ -98,17 +108,17 @@ def _integer_var(t: Tensor, axis: object, want: DType, correction: float,
     """NumPy's variance with an integer or bool `dtype`: the mean truncated
     into `want`, the input's deviations from it squared and summed in `want`
     (wrapping as NumPy's do), and the quotient truncated into `want` too."""
-    axes = axes_arg(axis, t.ndim) if t.ndim else None
+    axes = numpy_axes(axis, t.ndim)
     dev = elementwise.apply("sub", t, reductions.mean(t, axes, True, dtype=want))
-    total = _reduce("sum", elementwise.apply("mul", dev, dev), axis, keepdims, want)
-    n = _count(t, axis) if t.ndim else 1
+    total = _reduce("sum", elementwise.apply("mul", dev, dev), axes, keepdims, want)
+    n = _count(t, axes)
     return elementwise.cast(elementwise.apply("truediv", total,
                                               float(builtins.max(n - correction, 0))), want)
 
 
 def std(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-        ddof: float | None = None, keepdims: bool = False, *,
-        correction: float = 0.0) -> Tensor:
+        ddof: float | None = 0, keepdims: bool = False, *,
+        correction: float | None = None) -> Tensor:
     """Square root of `var`. With an integer `dtype`, NumPy truncates a
     single (0-d) result into it and refuses any other, because sqrt's
     float64 output cannot be stored into an integer array: so does this."""

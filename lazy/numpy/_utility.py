@@ -7,21 +7,21 @@ from scheduler.dtypes import float64
 from .. import elementwise, reductions
 from ..tensor import Tensor
 from ._elementwise import isfinite, isnan
-from ._helpers import axes_arg, axis_arg, operand, store_out, tensor
-from ._manipulation import concat
+from ._helpers import axis_arg, operand, store_out, tensor
+from ._manipulation import concat, numpy_axes
 
 _ap = elementwise.apply
 
 
 def all(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
     t = tensor(x)
-    return store_out(reductions.reduce(t, "all", axes_arg(axis, t.ndim) if t.ndim else None,
+    return store_out(reductions.reduce(t, "all", numpy_axes(axis, t.ndim, scalar_int=True),
                                        keepdims), out)
 
 
 def any(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
     t = tensor(x)
-    return store_out(reductions.reduce(t, "any", axes_arg(axis, t.ndim) if t.ndim else None,
+    return store_out(reductions.reduce(t, "any", numpy_axes(axis, t.ndim, scalar_int=True),
                                        keepdims), out)
 
 
