@@ -10,6 +10,7 @@ raises `lazy.FallbackError` naming the function, before anything runs.
 """
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any, Callable
 
@@ -48,8 +49,25 @@ def _to_host(x: object, hosts: dict[int, np.ndarray]) -> object:
     return x
 
 
-def _wrap(x: object, device: str, inputs: list[np.ndarray]) -> object:
-    """ndarrays (and NumPy scalars) become tensors on `device`; containers keep their type."""
+def _out_tensors(func: Callable[..., Any], args: tuple, kwargs: dict) -> list[Tensor]:
+    """The tensors in func's `out` argument (by keyword, or by position where
+    NumPy's signature says so): NumPy writes those."""
+    out = kwargs.get("out")
+    if out is None and args:
+        try:
+            out = inspect.signature(func).bind_partial(*args, **kwargs).arguments.get("out")
+        except (TypeError, ValueError):  # no signature (a ufunc), or not NumPy's call
+            out = None
+    found: list[Tensor] = []
+    _tensors(out, found)
+    return list({id(t): t for t in found}.values())
+
+
+def _wrap(x: object, device: str, inputs: list[np.ndarray], outs: dict[int, Tensor]) -> object:
+    """ndarrays (and NumPy scalars) become tensors on `device`, an `out=` array
+    the tensor it stands for; containers keep their type."""
+    if id(x) in outs:
+        return outs[id(x)]
     if isinstance(x, (np.ndarray, np.generic)):
         a = np.asarray(x)
         if any(np.shares_memory(a, i) for i in inputs):  # a view of a read-only input
@@ -57,9 +75,9 @@ def _wrap(x: object, device: str, inputs: list[np.ndarray]) -> object:
         t = asarray_like(a, "cpu", copy=False)  # the fallback's own result
         return t if device == "cpu" else t.to(device)
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple (unique_all, ...)
-        return type(x)(*(_wrap(v, device, inputs) for v in x))
+        return type(x)(*(_wrap(v, device, inputs, outs) for v in x))
     if isinstance(x, (list, tuple)):
-        return type(x)(_wrap(v, device, inputs) for v in x)
+        return type(x)(_wrap(v, device, inputs, outs) for v in x)
     return x
 
 
@@ -76,6 +94,9 @@ def numpy_fallback(name: str, func: Callable[..., Any], args: tuple, kwargs: dic
 
     Results that are arrays come back as tensors on the inputs' device (CPU
     when no tensor was given); other results (bools, ints, ...) as they are.
+    A tensor `out=` is given to NumPy as a writable copy of its values (so
+    NumPy checks shape and casting itself), then gets a lazy write of that
+    copy, as ufuncs' out= (`out[...] = result`), and is returned.
     """
     if config.fallback == "error":
         raise FallbackError(f"{name} is not lowered: it would run as a NumPy fallback, "
@@ -93,6 +114,9 @@ def numpy_fallback(name: str, func: Callable[..., Any], args: tuple, kwargs: dic
     if pending:
         runtime.sync(*pending, _cause=f"fallback: {name}")
     hosts = {id(t): h.numpy() for t, h in zip(tensors, on_host)}
+    outs = _out_tensors(func, args, kwargs)
+    for t in outs:
+        hosts[id(t)] = hosts[id(t)].copy()
     t0 = time.perf_counter()
     result = func(*_to_host(args, hosts), **_to_host(kwargs, hosts))
     run_ms = (time.perf_counter() - t0) * 1e3
@@ -104,4 +128,6 @@ def numpy_fallback(name: str, func: Callable[..., Any], args: tuple, kwargs: dic
                                 f"fallback: {name} not lowered", "-", 0.0, run_ms,
                                 sum(a.nbytes for a in inputs) + _nbytes(result)))
     log.add_sync(SyncRecord(sync_id, cause, where, 0, 1, run_ms))
-    return _wrap(result, device, inputs)
+    for t in outs:
+        t[...] = hosts[id(t)]
+    return _wrap(result, device, inputs, {id(hosts[id(t)]): t for t in outs})

@@ -43,6 +43,9 @@ def check_where_mask(mask: Any) -> None:
 
 
 _UNSAFE_METHODS = ("reduce", "accumulate", "reduceat")
+# NumPy functions whose out= goes to a ufunc call, so the inputs broadcast to
+# out's shape; every other function's out= must have the result's shape
+_UFUNC_OUT = frozenset({"clip", "fix", "isneginf", "isposinf", "outer"})
 
 
 class ArrayProtocols:
@@ -100,7 +103,8 @@ class ArrayProtocols:
             result = numpy_fallback(func.__name__, func, args, kwargs)
         if out is _UNSET or out is None:
             return result
-        return store_into(result, out if isinstance(out, tuple) else (out,), func.__name__)
+        return store_into(result, out if isinstance(out, tuple) else (out,), func.__name__,
+                          exact=func.__name__ not in _UFUNC_OUT)
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
@@ -207,6 +211,7 @@ def _as_bool(x: object) -> Any:
 def _ufuncs() -> dict[str, Callable[..., Any]]:
     """NumPy ufunc name -> how lazyrt builds it (others: lazy.numpy's, or the fallback)."""
     from . import elementwise as ew
+    from .numpy._elementwise import positive  # TypeError for bool, as NumPy's loop
 
     def op(name: str) -> Callable[..., Any]:
         return lambda *xs: ew.apply(name, *xs)
@@ -222,7 +227,7 @@ def _ufuncs() -> dict[str, Callable[..., Any]]:
              "bitwise_and": op("and"), "bitwise_or": op("or"), "bitwise_xor": op("xor"),
              "invert": op("invert"), "logical_and": logical("and"),
              "logical_or": logical("or"), "logical_xor": logical("xor"),
-             "logical_not": logical("invert"), "negative": op("neg"), "positive": op("copy"),
+             "logical_not": logical("invert"), "negative": op("neg"), "positive": positive,
              "absolute": op("abs"), "exp": op("exp"), "log": op("log"), "sqrt": op("sqrt"),
              "sin": op("sin"), "cos": op("cos"), "tanh": op("tanh"),
              "square": lambda x: ew.power(_as_tensor(x), 2),
@@ -249,9 +254,13 @@ def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     if build is None:
         return None
     if method == "outer" and not kwargs and ufunc.nin == 2:
-        a, b = _as_tensor(xs[0]), xs[1]
-        b_ndim = np.ndim(b) if not isinstance(b, ArrayProtocols) else b.ndim
-        return build(a.reshape(a.shape + (1,) * b_ndim), b)
+        # outer converts its operands to arrays first: a Python number is strong here
+        a, b = (np.asarray(x) if isinstance(x, (bool, int, float)) else x for x in xs)
+        if not (_lowerable(a) and _lowerable(b)):
+            return None  # an int too large for int64 (an object array)
+        a = _as_tensor(a)
+        b = b if isinstance(b, ArrayProtocols) else b[()]  # a NumPy scalar: strong
+        return build(a.reshape(a.shape + (1,) * np.ndim(b)), b)
     if method == "reduce" and ufunc.__name__ in _REDUCE \
             and set(kwargs) <= {"axis", "keepdims", "dtype"} and kwargs.get("dtype") is None:
         from . import reductions

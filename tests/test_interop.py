@@ -397,3 +397,51 @@ def test_numpy_view_of_a_tensor_as_operand_keeps_its_values():
     x += 1
     x.sync()  # before y: the write may run in place
     assert_close(y, np.arange(3.0) * 2)
+
+
+@pytest.mark.parametrize("ufunc, a, b", [
+    (np.divide, np.array([1.0, 2.0], np.float32), 2.5),           # float64, as NumPy's
+    (np.add, np.array([1, 2], np.int32), 2**40),                  # int64, no OverflowError
+    (np.subtract, 2.5, np.array([1.0, 2.0], np.float32)),
+    (np.multiply, np.array([1, 2], np.int32), True)])
+def test_ufunc_outer_makes_python_numbers_strong(ufunc, a, b):
+    """outer converts its operands to arrays first, so NEP 50's weak scalars do not apply."""
+    wrap = (lambda v: lazy.asarray(v) if isinstance(v, np.ndarray) else v)
+    check(ufunc.outer(wrap(a), wrap(b)), ufunc.outer(a, b))
+    import lazy.numpy as lnp
+    check(getattr(lnp, ufunc.__name__).outer(wrap(a), wrap(b)), ufunc.outer(a, b))
+
+
+def test_np_positive_of_bool_is_a_type_error_as_numpy():
+    with pytest.raises(TypeError, match="positive"):
+        np.positive(np.array([True]))
+    with pytest.raises(TypeError, match="positive"):
+        np.positive(lazy.asarray(np.array([True])))
+    check(np.positive(lazy.asarray(I)), np.positive(I))
+
+
+@pytest.mark.parametrize("call, shape", [
+    (lambda xp, t: np.concatenate([t, t], out=xp.zeros((2, 6))), (2, 6)),
+    (lambda xp, t: np.stack([t, t], out=xp.zeros((3, 2, 3))), (3, 2, 3)),
+    (lambda xp, t: np.take(t, [2, 0], out=xp.zeros((3, 2), dtype=xp.int64)), (3, 2)),
+    (lambda xp, t: np.sum(t, out=xp.zeros(2)), (2,))])
+def test_function_out_needs_the_results_shape_as_numpy(call, shape):
+    """Only functions whose out= is a ufunc's broadcast into it; NumPy refuses the rest."""
+    import lazy.numpy as lnp
+    x = np.array([1, 2, 3])
+    with pytest.raises(ValueError):
+        call(np, x)
+    with pytest.raises(ValueError, match="output operand"):
+        call(lnp, lazy.asarray(x))
+
+
+def test_ufunc_based_function_out_broadcasts_the_inputs_as_numpy():
+    import lazy.numpy as lnp
+    x = np.array([1.0, 2.5, 4.0])
+    for f in (lambda xp, t: np.clip(t, 2, 3, out=xp.zeros((2, 3))),
+              lambda xp, t: xp.clip(t, 2, 3, out=xp.zeros((2, 3))),
+              lambda xp, t: np.outer(t, t, out=xp.zeros((2, 3, 3)))):
+        expected = f(np, x)
+        got = f(lnp, lazy.asarray(x))
+        assert isinstance(got, lazy.Tensor)
+        check(got, expected)

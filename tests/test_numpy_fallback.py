@@ -74,3 +74,35 @@ def test_fallback_unsupported_result_dtype_is_a_type_error(allow_log):
     x = lazy.asarray(np.arange(3))
     with pytest.raises(TypeError, match="unsupported dtype"):
         numpy_fallback("astype_u8", lambda a: a.astype(np.uint8), (x,), {})
+
+
+@pytest.mark.parametrize("call, shape", [
+    (lambda xp, t, o: np.median(t, out=o), ()),
+    (lambda xp, t, o: xp.median(t, out=o), ()),
+    (lambda xp, t, o: xp.median(t, None, o), ()),            # out= by position
+    (lambda xp, t, o: np.percentile(t, [10, 50], out=o), (2,)),
+    (lambda xp, t, o: np.fix(t, out=o), (4,)),
+    (lambda xp, t, o: np.fix(t, out=o[1:]), (5,)),           # into a view: the base changes
+    (lambda xp, t, o: np.fix(t[:3], out=o[0]), (2, 3))])      # broadcasts, as NumPy's ufunc
+def test_fallback_out_gets_a_lazy_write_and_is_returned(allow_log, call, shape):
+    import lazy.numpy as lnp
+    x = np.array([-1.5, 2.5, 3.25, 0.5])
+    o_np, o_lz = np.full(shape, 7.0), lnp.full(shape, 7.0)
+    expected, got = call(np, x, o_np), call(lnp, lnp.asarray(x), o_lz)
+    assert isinstance(got, lazy.Tensor)
+    np.testing.assert_array_equal(got.numpy(), np.asarray(expected))
+    np.testing.assert_array_equal(o_lz.numpy(), o_np)
+    assert (got is o_lz) == (expected is o_np)
+
+
+def test_fallback_out_keeps_numpys_shape_and_casting_checks(allow_log):
+    import lazy.numpy as lnp
+    t = lnp.asarray([1.5, 2.0, 3.0])
+    with pytest.raises(ValueError, match="wrong number of dimensions"):
+        np.median(t, out=lnp.zeros(3))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        np.fix(t, out=lnp.zeros(3, dtype=lnp.int64))
+    with pytest.raises(ValueError, match="wrong number of dimensions"):
+        np.median(t.numpy(), out=np.zeros(3))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        np.fix(t.numpy(), out=np.zeros(3, dtype=np.int64))

@@ -275,3 +275,63 @@ def test_unary_property(a, name):
     if name == "tan":  # near poles cos rounds differently; compare sin/cos's own error bound
         tol = {"float64": 1e-9}
     check(getattr(lnp, name)(lnp.asarray(a)), expected, "float64", tol)
+
+
+VIEW_CASES = [
+    ("asanyarray", lambda xp, a: xp.asanyarray(a)),
+    ("asanyarray dtype", lambda xp, a: xp.asanyarray(a, dtype=xp.int64)),
+    ("require", lambda xp, a: xp.require(a)),
+    ("require C", lambda xp, a: xp.require(a, requirements="C")),
+    ("require C of a transpose", lambda xp, a: xp.require(a.T, requirements=["C"])),
+    ("require F", lambda xp, a: xp.require(a, requirements="F")),
+    ("require F of a transpose", lambda xp, a: xp.require(a.T, requirements="F")),
+    ("require O of a slice", lambda xp, a: xp.require(a[1:], requirements="O")),
+    ("rollaxis", lambda xp, a: xp.rollaxis(a, 1)),
+    ("rollaxis to itself", lambda xp, a: xp.rollaxis(a, 1, 2)),
+    ("rollaxis start", lambda xp, a: xp.rollaxis(a.reshape(2, 3, 2), 2, 1)),
+    ("dsplit", lambda xp, a: xp.dsplit(a.reshape(1, 3, 4), 2)[1]),
+    ("dsplit at", lambda xp, a: xp.dsplit(a.reshape(1, 3, 4), [1])[1]),
+    ("asfortranarray 1-d", lambda xp, a: xp.asfortranarray(a[1])),
+    ("asfortranarray 0-d", lambda xp, a: xp.asfortranarray(a[1, 1, ...])),
+    ("asfortranarray transposed", lambda xp, a: xp.asfortranarray(a.T)),
+    ("asfortranarray 2-d", lambda xp, a: xp.asfortranarray(a)),
+    ("asfortranarray strided", lambda xp, a: xp.asfortranarray(a[0, ::2])),
+    ("real", lambda xp, a: xp.real(a)),
+    ("trim_zeros", lambda xp, a: xp.trim_zeros(a[0])),
+    ("trim_zeros f", lambda xp, a: xp.trim_zeros(a[0], "f")),
+    ("trim_zeros b", lambda xp, a: xp.trim_zeros(a[0], trim="b")),
+    ("trim_zeros 2-d", lambda xp, a: xp.trim_zeros(a)),
+    ("trim_zeros axis", lambda xp, a: xp.trim_zeros(a, axis=1)),
+    ("trim_zeros all zero", lambda xp, a: xp.trim_zeros(a[0, :1])),
+]
+
+
+@pytest.mark.parametrize("name, f", VIEW_CASES, ids=[c[0] for c in VIEW_CASES])
+def test_functions_return_views_exactly_when_numpy_does(name, f):
+    """A write through the result changes the input exactly when NumPy's does."""
+    a = np.array([[0, 1, 2, 0], [0, 3, 0, 0], [0, 0, 0, 0]], dtype=np.float64)
+    t = lnp.asarray(a.copy())
+    expected, got = f(np, a), f(lnp, t)
+    assert isinstance(got, lazy.Tensor)
+    assert got.dtype.np == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got.numpy(), expected)
+    expected[...] = -1
+    got[...] = -1
+    np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_asanyarray_of_a_tensor_is_the_tensor():
+    t = lnp.asarray([1.0, 2.0])
+    assert lnp.asanyarray(t) is t and lnp.real(t) is t
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda xp: xp.dsplit(xp.zeros((2, 4)), 2), ValueError, "dsplit only works"),
+    (lambda xp: xp.require(xp.zeros(3), requirements="CF"), ValueError, "both"),
+    (lambda xp: xp.rollaxis(xp.zeros((2, 3)), 0, 4), np.exceptions.AxisError, "'start' arg"),
+    (lambda xp: xp.trim_zeros(xp.zeros(3), "x"), ValueError, "unexpected character")])
+def test_view_functions_raise_as_numpy(call, error, match):
+    with pytest.raises(error, match=match):
+        call(np)
+    with pytest.raises(error, match=match):
+        call(lnp)

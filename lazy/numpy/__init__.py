@@ -74,6 +74,12 @@ def copy(a: object) -> _Tensor:
     return asarray(a, copy=True)  # noqa: F405
 
 
+def asanyarray(a: object, dtype: object = None, *, device: object = None,
+               copy: object = None) -> _Tensor:
+    """asarray (a tensor has no subclasses): `a` itself when it is already one."""
+    return asarray(a, dtype=dtype, device=device, copy=copy)  # noqa: F405
+
+
 def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 

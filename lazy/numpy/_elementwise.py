@@ -12,7 +12,7 @@ from scheduler.dtypes import bool_, result_type
 
 from .. import elementwise
 from ..tensor import Tensor
-from ._helpers import check_kind, operand, store_out, tensor
+from ._helpers import check_kind, operand, shared, store_out, tensor
 
 
 def _apply(op: str, *args: object) -> Tensor:
@@ -101,7 +101,7 @@ def clip(x: object, /, min: object = None, max: object = None, out: object = Non
     else:
         result = elementwise.clip(t, operand(min) if min is not None else None,
                                   operand(max) if max is not None else None)
-    return store_out(result, out, "same_kind", "clip")
+    return store_out(result, out, "same_kind", "clip", exact=False)  # NumPy's clip ufunc
 
 
 def _logical(op: str, name: str):
@@ -162,8 +162,9 @@ def conj(x: object, /) -> Tensor:
 
 
 def real(x: object, /) -> Tensor:
-    """Real part: a copy (lazyrt has no complex dtypes)."""
-    return elementwise.apply("copy", tensor(x))
+    """Real part: `x` itself, as NumPy's of a real array, so writes through it
+    reach `x` (lazyrt has no complex dtypes)."""
+    return shared(x)
 
 
 def imag(x: object, /) -> Tensor:

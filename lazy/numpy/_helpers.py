@@ -81,10 +81,11 @@ def check_kind(name: str, x: Tensor, kinds: str) -> None:
         raise TypeError(f"{name}: expected {allowed} input, got dtype {x.dtype.name}")
 
 
-def store_out(result: Tensor, out: object, casting: str = "unsafe", name: str = "out") -> Tensor:
-    """NumPy's `out=` of a function other than a ufunc call: a lazy write of
-    `result` into the tensor `out` (a copy into a NumPy array), which is
-    returned; out's shape must be the result's.
+def store_out(result: Tensor, out: object, casting: str = "unsafe", name: str = "out",
+              exact: bool = True) -> Tensor:
+    """NumPy's `out=` of a function: a lazy write of `result` into the tensor
+    `out` (a copy into a NumPy array), which is returned; out's shape must be
+    the result's, or (not `exact`: clip, a ufunc in NumPy) one it broadcasts to.
 
     `casting` is the rule NumPy applies to that function's out=: reductions
     cast unsafely (`np.sum(x, out=int_array)` truncates), clip only within
@@ -95,4 +96,4 @@ def store_out(result: Tensor, out: object, casting: str = "unsafe", name: str = 
         out = out[0]
     if not isinstance(out, (Tensor, np.ndarray)):
         raise TypeError(f"out must be a lazy tensor or a NumPy array, got {type(out).__name__}")
-    return store_into(result, (out,), name, casting, exact=True)
+    return store_into(result, (out,), name, casting, exact)

@@ -390,8 +390,92 @@ def rot90(m: object, k: int = 1, axes: tuple = (0, 1)) -> Tensor:
     return flip(permute_dims(t, tuple(order)), axis=a1)
 
 
-__all__ = ["array_split", "ascontiguousarray", "atleast_1d", "atleast_2d", "atleast_3d",
-           "broadcast_arrays", "broadcast_to", "concat", "concatenate", "diagonal",
-           "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "matrix_transpose",
-           "moveaxis", "permute_dims", "ravel", "repeat", "reshape", "roll", "rot90", "split",
-           "squeeze", "stack", "swapaxes", "tile", "transpose", "unstack", "vsplit", "vstack"]
+# -- NumPy's functions that return their input or a view of it ---------------------
+
+def _f_contiguous(t: Tensor) -> bool:
+    """Fortran-contiguous strides: the reversed axes are C-contiguous."""
+    return views.permute(t, tuple(reversed(range(t.ndim)))).is_contiguous()
+
+
+def asfortranarray(a: object, dtype: object = None) -> Tensor:
+    """`a` itself (at least 1-D) when its strides are already Fortran-contiguous
+    (1-D, a transposed C array), so writes through it reach `a`, as NumPy's
+    view; otherwise a copy (C-ordered: lazyrt copies have no Fortran layout)."""
+    t = shared(a)
+    if dtype is not None:
+        t = astype(t, dtype, copy=False)
+    t = atleast_1d(t)
+    return t if _f_contiguous(t) else _copy(t)
+
+
+_REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",
+                 "F_CONTIGUOUS": "F", "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W",
+                 "WRITEABLE": "W", "O": "O", "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+
+
+def require(a: object, dtype: object = None, requirements: object = None) -> Tensor:
+    """NumPy's require: `a` itself (or a view) when it meets the requirements,
+    else a copy. Tensors are always aligned and writeable; one owns its data
+    ("O") when it spans its whole storage."""
+    t = shared(a) if dtype is None else astype(shared(a), dtype, copy=False)
+    reqs = {_REQUIREMENTS[r.upper()] for r in requirements or ()}
+    if {"C", "F"} <= reqs:
+        raise ValueError('Cannot specify both "C" and "F" order')
+    if ("C" in reqs and not t.is_contiguous()) or ("F" in reqs and not _f_contiguous(t)):
+        return _copy(t)
+    owns = t._view.offset == 0 and t.is_contiguous() and t.size == t._buf.size
+    return _copy(t) if "O" in reqs and not owns else t
+
+
+def rollaxis(a: object, axis: int, start: int = 0) -> Tensor:
+    """NumPy's rollaxis: `axis` moved to before `start`, a view (moveaxis is clearer)."""
+    t = shared(a)
+    n = t.ndim
+    axis = numpy_axis(axis, n)
+    start = operator.index(start)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but "
+                                      f"{start} was passed in")
+    if axis < start:
+        start -= 1
+    return moveaxis(t, axis, start) if axis != start else t[...]
+
+
+def dsplit(ary: object, indices_or_sections: object) -> list[Tensor]:
+    """Views split along the third axis."""
+    t = shared(ary)
+    if t.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(t, indices_or_sections, 2)
+
+
+def trim_zeros(filt: object, trim: str = "fb", axis: object = None) -> Tensor:
+    """A slice (a view) without the leading ("f") and/or trailing ("b") zeros
+    along `axis` (all axes when None). Where the nonzero values lie is read
+    now: an implicit sync."""
+    t = shared(filt)
+    trim = trim.lower()
+    if trim not in {"fb", "bf", "f", "b"}:
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    axes = numpy_axes(axis, t.ndim)
+    if not axes:
+        return t
+    nonzero = np.argwhere(t._host("trim_zeros"))
+    if nonzero.size == 0:
+        start = stop = [0] * t.ndim
+    else:
+        start = nonzero.min(0).tolist() if "f" in trim else [None] * t.ndim
+        stop = (nonzero.max(0) + 1).tolist() if "b" in trim else [None] * t.ndim
+    return t[tuple(slice(start[d], stop[d]) if d in axes else slice(None)
+                   for d in range(t.ndim))]
+
+
+__all__ = ["array_split", "ascontiguousarray", "asfortranarray", "atleast_1d",
+           "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_to", "concat",
+           "concatenate", "diagonal", "dsplit", "expand_dims", "flip", "fliplr",
+           "flipud", "hsplit", "hstack", "matrix_transpose", "moveaxis", "permute_dims",
+           "ravel", "repeat", "require", "reshape", "roll", "rollaxis", "rot90",
+           "split", "squeeze", "stack", "swapaxes", "tile", "transpose", "trim_zeros",
+           "unstack", "vsplit", "vstack"]
