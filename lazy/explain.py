@@ -46,8 +46,9 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
     `device="cuda"` shows what the CUDA backend would run for the same graph,
     with its CUDA C as `source`: no GPU or driver needed.
     """
-    bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
-    sched = plan(runtime.scheduled(bufs)[0])
+    with runtime._sync_lock:  # planning rewrites the graph a sync in another thread walks
+        bufs = [t._buf for t in tensors if t._buf.pending] if tensors else runtime.live_pending()
+        sched = plan(runtime.scheduled(bufs)[0])
     out = Plan(nodes=sched.nodes, merged=sched.merged, folded=sched.folded,
                rewritten=sched.rewritten)
     for step in sched.steps:

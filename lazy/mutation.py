@@ -68,20 +68,16 @@ def write(t: Tensor, dest: View, value: object) -> None:
     if isinstance(value, Tensor) and value._storage is t._storage and value._view == dest \
             and value.dtype == t.dtype:
         return  # `x[i] += 1` ends with x[i] = (the view just written): nothing to do
-    base = t._buf
-    v = _value(value, base.dtype, dest.shape, t.device)
-    runtime.new_version(t._storage, ((base, View((base.size,), (1,), 0)), (v._buf, v._view)),
-                        dest)
+    v = _value(value, t._buf.dtype, dest.shape, t.device)
+    runtime.new_version(t._storage, ((v._buf, v._view),), dest)
 
 
 def write_positions(t: Tensor, pos: np.ndarray, value: object) -> None:
     """Write `value` at element positions `pos` of `t`'s storage (advanced indexing)."""
-    base = t._buf
-    v = _value(value, base.dtype, pos.shape, t.device)
+    v = _value(value, t._buf.dtype, pos.shape, t.device)
     from .indexing import positions_tensor
     p = positions_tensor(pos, t.device)
-    runtime.new_version(t._storage, ((base, View((base.size,), (1,), 0)), (v._buf, v._view),
-                                     (p._buf, p._view)), None)
+    runtime.new_version(t._storage, ((v._buf, v._view), (p._buf, p._view)), None)
 
 
 def setitem(t: Tensor, key: object, value: object) -> None:

@@ -41,6 +41,7 @@ _writes: dict[int, "Storage"] = {}
 # One sync at a time: two threads realizing the same pending write would
 # run it twice, and a sync rewrites the graph the other one walks.
 _sync_lock = threading.RLock()
+_version_lock = threading.Lock()  # `new_version`: read a storage's buffer, then replace it
 
 
 class ImplicitSyncError(RuntimeError):
@@ -131,12 +132,18 @@ def _auto_sync(cause: str) -> None:
 
 
 def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
-    """Point `storage` at a new version: a scatter over its current buffer."""
-    old = storage.buf
-    storage.buf = pending("scatter", srcs, arg, old.dtype, (old.size,), old.device)
-    if old.array is not None or id(storage) in _writes:
-        _writes[id(storage)] = storage
-    track(storage)
+    """Point `storage` at a new version: a scatter of `srcs` (the values, and
+    for advanced indices the positions) over its current buffer. Reading the
+    current buffer and replacing it is one step under a lock, so two threads
+    writing one storage each build on the other's version (none is lost)."""
+    with _version_lock:
+        old = storage.buf
+        whole = View((old.size,), (1,), 0)
+        storage.buf = pending("scatter", ((old, whole), *srcs), arg, old.dtype, (old.size,),
+                              old.device)
+        if old.array is not None or id(storage) in _writes:
+            _writes[id(storage)] = storage
+        track(storage)
     count_node()
 
 
@@ -199,10 +206,17 @@ def _realize_locked(bufs: list[Buffer], cause: str, where: str) -> None:
     rest, elements = scheduled(bufs)
     if rest:
         realize(rest, cause, where, held)
+    folded = []
     for b in elements:
-        if b.pending:  # not taken by `rest`'s kernels already
-            (src, view), = b.node.srcs
-            b.array, b.node = element_array(src, view.offset), None
+        if not b.pending:  # taken by `rest`'s kernels already
+            continue
+        if b.node.op != "copy":  # `rest`'s plan folded it into a constant
+            folded.append(b)
+            continue
+        (src, view), = b.node.srcs
+        b.array, b.node = element_array(src, view.offset), None
+    if folded:
+        realize(folded, cause, where, held)
 
 
 def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:

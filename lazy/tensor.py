@@ -241,7 +241,11 @@ class Tensor(ArrayProtocols):
         runtime.implicit_sync(self, what)
         if self.device != "cpu":  # a copy to host memory, logged as a transfer
             return self.to("cpu")._host(what)
-        return host_view(self._buf.array, self._view)
+        array = self._buf.array
+        while array is None:  # another thread wrote a new version since: sync that one
+            runtime.implicit_sync(self, what)
+            array = self._buf.array
+        return host_view(array, self._view)
 
     def numpy(self) -> np.ndarray:
         """A read-only NumPy view of the same memory, with the same strides.

@@ -14,6 +14,7 @@ import math
 import os
 import pickle
 import sys
+import threading
 import weakref
 from types import CodeType
 from typing import Any
@@ -31,6 +32,7 @@ _PACKAGE_DIRS = tuple(
 _PASS_THROUGH = frozenset(os.path.abspath(m.__file__) for m in (copy, copyreg, pickle))
 
 
+_SWEEP_LOCK = threading.Lock()  # one sweep of a buffer's readers at a time
 _names: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
 Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` when shown
 
@@ -107,14 +109,11 @@ class Node:
         self.srcs: tuple[tuple[Buffer, View], ...] = srcs
         if srcs:
             ref = weakref.ref(self)
-            for buf, _ in srcs:  # `add_reader`'s common cases inlined: this runs per op
+            for buf, _ in srcs:  # `add_reader` inlined: this runs per op
                 readers = buf.readers
-                if readers is None or type(readers) is weakref.ref and readers() is None:
-                    buf.readers = ref  # the first reader, or the only one was dropped
-                elif type(readers) is list and len(readers) < buf._sweep_at:
-                    readers.append(ref)
-                else:
-                    buf.add_reader(self)
+                readers.append(ref)
+                if len(readers) >= buf._sweep_at:
+                    buf._sweep()
         self.arg = arg
         self.dtype = dtype
         self.shape = shape
@@ -134,12 +133,12 @@ class Buffer:
     """A flat storage of `size` elements on one device.
 
     `readers` weakly holds the pending nodes that read this buffer: a write
-    may reuse the buffer's memory only when none of them is left. It is
-    None, one weak reference (most buffers have one reader), or a list of
-    them; dead ones are swept out of a list whenever it has doubled since
-    the last sweep. This is cheaper per op than a WeakSet (a Python method,
-    a callback and several GC-tracked objects per buffer), and the GC has
-    fewer objects to scan in a long pending graph.
+    may reuse the buffer's memory only when none of them is left. It is a
+    list of weak references, whose dead ones are swept out whenever it has
+    doubled since the last sweep. This is cheaper per op than a WeakSet (a
+    Python method, a callback and several GC-tracked objects per buffer),
+    and safe when several threads build readers of one buffer: an append is
+    atomic, and a sweep (under a lock) replaces only the prefix it read.
     """
     __slots__ = ("device", "dtype", "size", "array", "node", "readers", "_sweep_at",
                  "__weakref__")
@@ -151,29 +150,27 @@ class Buffer:
         self.size = size
         self.array = array
         self.node = node
-        self.readers: weakref.ref | list[weakref.ref] | None = None
+        self.readers: list[weakref.ref] = []
+        self._sweep_at = 8
 
     def add_reader(self, node: Node) -> None:
-        ref = weakref.ref(node)
-        readers = self.readers
-        if readers is None or type(readers) is weakref.ref and readers() is None:
-            self.readers = ref
-        elif type(readers) is weakref.ref:
-            self.readers = [readers, ref]
-            self._sweep_at = 8
-        else:
-            readers.append(ref)
-            if len(readers) >= self._sweep_at:
-                readers[:] = [r for r in readers if r() is not None]
-                self._sweep_at = max(8, 2 * len(readers))
+        self.readers.append(weakref.ref(node))
+        if len(self.readers) >= self._sweep_at:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        with _SWEEP_LOCK:
+            readers = self.readers
+            n = len(readers)
+            if n < self._sweep_at:
+                return  # another thread swept it while this one waited
+            readers[:n] = [r for r in readers[:n] if r() is not None]  # appends after n stay
+            self._sweep_at = max(8, 2 * len(readers))
 
     def live_readers(self) -> list[Node]:
         """The pending nodes still alive that read this buffer, each once."""
-        readers = self.readers
-        if readers is None:
-            return []
         alive: dict[int, Node] = {}
-        for r in (readers,) if type(readers) is weakref.ref else readers:
+        for r in list(self.readers):
             node = r()
             if node is not None:
                 alive[id(node)] = node

@@ -251,10 +251,25 @@ def _finish(bufs: list[Buffer], arrays: list, recycle: bool) -> None:
 def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
                 ) -> tuple[list, CompileInfo, float, str, object]:
     """Allocate (or pick the write target), compile and run one kernel."""
-    device = step.group.root.device
     if step.base is not None:
+        memory = step.base.array
         target, how = _write_target(step, held)  # may move the old version aside first
-        ins = [None if b is None else b.array for b in step.inputs]
+        try:
+            return _compile_and_run(step, backend, reason, how, target)
+        except BaseException:  # a compile error, Ctrl-C: the tensor keeps its memory
+            if step.base.array is not memory:  # moved aside: the old values go back
+                memory[...] = step.base.array
+                step.base.array = memory
+            raise
+    return _compile_and_run(step, backend, reason, None, None)
+
+
+def _compile_and_run(step: Step, backend, reason: str, how: str | None, target: object
+                     ) -> tuple[list, CompileInfo, float, str, object]:
+    """`_run_kernel` once a write's target (None for new outputs) is chosen."""
+    device = step.group.root.device
+    ins = [None if b is None else b.array for b in step.inputs]
+    if target is not None:
         outs, reason = [target], f"{reason}; write {how}"
         aliased = aliased_inputs(step, target)
         for i in aliased:
@@ -262,7 +277,6 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
         if aliased:
             reason += f", reading a copy of {len(aliased)} input(s) sharing its memory"
     else:
-        ins = [None if b is None else b.array for b in step.inputs]
         outs = [_allocate(backend, b) if device == "cpu" else backend.allocate(b.size, b.dtype)
                 for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute

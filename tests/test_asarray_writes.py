@@ -178,6 +178,31 @@ def test_a_numpy_operand_reads_a_pending_write_into_its_memory():
     np.testing.assert_array_equal(s.numpy(), [0, 1, 2, 3])
 
 
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_a_write_whose_kernel_fails_keeps_the_arrays_memory(monkeypatch, error):
+    """A write that must keep the old values moves them to a copy before its
+    kernel compiles; a failed compile (or Ctrl-C) left the tensor on that
+    copy, so the retried write never reached the array given to asarray."""
+    from cpu_backend.backend import CPUBackend
+    real, armed = CPUBackend.compile, [True]
+
+    def compile_once_failing(self, kernel):
+        if armed and armed.pop():
+            raise error("compile failed")
+        return real(self, kernel)
+    monkeypatch.setattr(CPUBackend, "compile", compile_once_failing)
+    a = np.zeros(8)
+    t = lazy.asarray(a)
+    keep = t * 1.0   # reads the old values: the write copies them aside
+    t += 1.0
+    with pytest.raises((lazy.KernelError, KeyboardInterrupt)):
+        lazy.sync(t)
+    lazy.sync()
+    np.testing.assert_array_equal(a, np.ones(8))
+    np.testing.assert_array_equal(keep.numpy(), np.zeros(8))
+    assert t.numpy().base is not None and np.shares_memory(t.numpy(), a)
+
+
 def test_asarray_over_other_dtype_or_read_only_memory_is_its_own_storage():
     """Only writeable memory in the same dtype becomes a view of the storage
     that holds it; a read-only array's storage writes to a copy, so sharing
