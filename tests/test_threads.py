@@ -63,8 +63,7 @@ def _readers_rounds(rounds: int) -> None:
 
         def churn():
             while not stop.is_set():
-                t = x + 1.0
-                del t
+                x + 1.0  # a reader of x, built and dropped at once
 
         def keep():
             try:
