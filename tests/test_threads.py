@@ -99,23 +99,24 @@ def test_reading_while_another_thread_writes_sees_a_whole_version(switch_often):
     thread in between left a pending version without memory (AttributeError)."""
     x = lazy.zeros(8)
     x.sync()
-    stop = threading.Event()
+    done = threading.Event()
 
     def writer():
-        while not stop.is_set():
-            x[0] += 1.0
-            time.sleep(0)  # a write, then the reader's turn: syncs stay short
+        try:
+            for _ in range(400):  # bounded: every read syncs the writes before it
+                x[0] += 1.0
+                time.sleep(0)
+        finally:
+            done.set()
 
     def reader():
         last = 0.0
-        try:
-            for _ in range(1000):
-                value = x.numpy()[0]
-                assert value >= last  # versions only move forward
-                last = value
-        finally:
-            stop.set()
+        while not done.is_set():
+            value = x.numpy()[0]
+            assert value >= last  # versions only move forward
+            last = value
     _run(writer, reader)
+    assert x.numpy()[0] == 400.0
 
 
 def test_explain_while_another_thread_syncs(switch_often):
