@@ -88,8 +88,25 @@ def _as_tensors(args: tuple) -> list:
     """Operands that are neither tensors nor Python scalars (NumPy arrays and
     scalars, nested lists) become tensors: strong operands, as in NumPy."""
     device = [a for a in args if isinstance(a, Tensor)][0].device
-    return [a if isinstance(a, Tensor) or is_weak_scalar(a) else asarray_like(a, device)
-            for a in args]
+    return [a if isinstance(a, Tensor) or is_weak_scalar(a) else
+            asarray_like(_strong_scalar(a, args), device) for a in args]
+
+
+def _strong_scalar(a: object, args: tuple) -> object:
+    """A NumPy scalar of a dtype lazyrt lacks (`np.uint8(3)`, `np.float16(1)`)
+    as its value in NumPy's result dtype with the tensor operands: exact (the
+    result dtype holds the scalar's), and the same promotion. A result dtype
+    lazyrt lacks (`int32 + float16`) raises TypeError naming it."""
+    if not isinstance(a, np.generic):
+        return a
+    try:
+        as_dtype(a.dtype)
+        return a
+    except TypeError:
+        pass
+    want = np.result_type(*(x.dtype.np for x in args if isinstance(x, Tensor)), a.dtype)
+    as_dtype(want)
+    return np.asarray(a, dtype=want)
 
 
 @lru_cache(maxsize=4096)

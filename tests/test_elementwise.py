@@ -624,3 +624,19 @@ def test_list_values_in_setitem_convert_straight_into_the_dtype():
         i[:] = [2**40, 1]
     i[:] = [1.7, -2.5]
     assert i.tolist() == [1, -2]
+
+
+@pytest.mark.parametrize("dtype, scalar", [
+    (np.float32, np.uint8(3)), (np.int32, np.int8(1)), (np.int64, np.uint8(3)),
+    (np.float32, np.float16(1)), (np.int32, np.float16(1)), (np.int64, np.uint64(3))])
+def test_numpy_scalar_of_a_dtype_lazyrt_lacks_promotes_as_numpy(dtype, scalar):
+    """A NumPy scalar is strong (NEP 50); one of a dtype lazyrt lacks raised
+    TypeError in operators, though NumPy's result dtype is one lazyrt has."""
+    import lazy.numpy as lnp
+    a = np.arange(-2, 3).astype(dtype)
+    t = lnp.asarray(a)
+    for op in (lambda x: x + scalar, lambda x: x * scalar, lambda x: x < scalar,
+               lambda x: x - scalar):
+        got, want = op(t), op(a)
+        assert got.dtype.name == want.dtype.name
+        np.testing.assert_array_equal(got.numpy(), want)

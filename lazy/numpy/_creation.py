@@ -13,9 +13,10 @@ import numpy as np
 
 from scheduler.dtypes import DType, as_dtype, float64, int64, result_type
 
-from .. import creation, elementwise, views
+from .. import creation, elementwise, reductions, views
 from ..tensor import Tensor
 from ._helpers import host_array, shared, tensor
+from ._manipulation import broadcast_arrays
 
 
 _SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -178,36 +179,83 @@ def _linspace_dtype(start: object, stop: object) -> DType:
         return float64
 
 
-def linspace(start: float, stop: float, /, num: int = 50, endpoint: bool = True, *,
-             dtype: object = None, device: object = None) -> Tensor:
+def linspace(start: object, stop: object, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: object = None, axis: int = 0, *,
+             device: object = None) -> Tensor | tuple[Tensor, object]:
     """NumPy's linspace; integer dtypes take the floor of the float values, as NumPy.
 
     The default dtype is NumPy's: start and stop promoted with a float (Python
     numbers weak), so NumPy float32 scalars give float32 and integers float64.
+    Array start and stop broadcast: the samples run along `axis` of the result.
+    `retstep` also returns the step (NumPy's nan when there is none).
     """
     d = as_dtype(dtype) if dtype is not None else _linspace_dtype(start, stop)
+    if np.ndim(start) or np.ndim(stop):
+        y, step = _linspace_arrays(start, stop, operator.index(num), endpoint,
+                                   _linspace_dtype(start, stop), device)
+    else:
+        y = creation.linspace(start, stop, num, endpoint, dtype=float64 if not d.is_float
+                              else d, device=_device(device))
+        div = (operator.index(num) - 1) if endpoint else operator.index(num)
+        step = float("nan") if div <= 0 else asarray(
+            np.subtract(_number(stop), _number(start), dtype=y.dtype.np) / div)
+    if axis != 0:
+        from ._manipulation import moveaxis
+        y = moveaxis(y, 0, axis)
     if not d.is_float:
         from ._rounding import floor
-        y = creation.linspace(start, stop, num, endpoint, dtype=float64, device=_device(device))
-        return elementwise.cast(floor(y), d)
-    return creation.linspace(start, stop, num, endpoint, dtype=d, device=_device(device))
+        y = floor(y)
+    y = elementwise.cast(y, d)
+    return (y, step) if retstep else y
 
 
-def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
-    """Coordinate grids (copies, as NumPy's default), from 1-D tensors."""
+def _linspace_arrays(start: object, stop: object, num: int, endpoint: bool, dt: DType,
+                     device: object) -> tuple[Tensor, object]:
+    """NumPy's algorithm for array ends, in `dt`: arange(num) * step + start
+    along a new first axis, the last sample `stop`. Where any step is zero
+    (a denormal range) NumPy scales by delta / div instead, for every sample:
+    reading which is a sync point."""
+    a, b = (elementwise.cast(tensor(v), dt) for v in (start, stop))
+    if device is not None:
+        a, b = a.to(str(device)), b.to(str(device))
+    delta = b - a
+    i = creation.arange(0, num, 1, dtype=dt, device=a.device)
+    y = views.reshape(i, (-1,) + (1,) * delta.ndim)
+    div = (num - 1) if endpoint else num
+    if div > 0:
+        step = delta / div
+        zero = reductions.reduce(step == 0, "any", None, False)
+        y = y / div * delta if bool(zero) else y * step
+    else:
+        step = float("nan")
+        y = y * delta
+    y = y + a
+    if endpoint and num > 1:
+        last = views.reshape(i == num - 1, (num,) + (1,) * delta.ndim)
+        y = elementwise.apply("where", last, b, y)
+    return y, step
+
+
+def meshgrid(*xi: object, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> tuple[Tensor, ...] | list[Tensor]:
+    """NumPy's coordinate grids: each input flattened onto its own axis
+    (the first two swapped for "xy"), broadcast to the full grid unless
+    `sparse`, and copied unless copy=False (then views of the inputs; a
+    list when also sparse, as NumPy's)."""
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = [tensor(a).reshape(-1) for a in arrays]
-    shape = [t.shape[0] for t in ts]
-    if indexing == "xy" and len(ts) > 1:
-        shape[0], shape[1] = shape[1], shape[0]
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ts = [(tensor if copy else shared)(x) for x in xi]
+    ndim = len(ts)
     out = []
     for i, t in enumerate(ts):
-        axis = {0: 1, 1: 0}.get(i, i) if indexing == "xy" and len(ts) > 1 else i
-        s = [1] * len(ts)
-        s[axis] = t.shape[0]
-        out.append(t.reshape(s).broadcast_to(tuple(shape)).clone())
-    return out
+        s = [1] * ndim
+        s[i] = -1
+        if indexing == "xy" and ndim > 1 and i < 2:
+            s[0], s[1] = s[1], s[0]
+        out.append(views.reshape(t, tuple(s)))
+    if not sparse:
+        out = tuple(broadcast_arrays(*out))
+    return tuple(elementwise.apply("copy", t) for t in out) if copy else out
 
 
 def _triangle(x: object, k: int, lower: bool) -> Tensor:

@@ -13,12 +13,13 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
+from scheduler.dtypes import as_dtype
 from scheduler.view import normalize_dim
 
 from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
-from ._helpers import axes_arg, axis_arg, shared, tensor
+from ._helpers import axes_arg, axis_arg, shared, store_out, tensor
 
 
 def numpy_axis(axis: object, ndim: int) -> int:
@@ -111,14 +112,39 @@ def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
     return views.permute(t, tuple(order))
 
 
-def reshape(x: object, /, shape: object, *, copy: bool | None = None) -> Tensor:
-    """A view when strides allow (copy=False demands one), else a copy."""
+def _order(order: object, t: Tensor, keep: bool) -> str:
+    """NumPy's `order` as "C", "F" or (`keep`: ravel) "K": "A" is F for a
+    Fortran- but not C-contiguous tensor, else C; None is C."""
+    if order is None:
+        return "C"
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if order == "K" and not keep:
+        raise ValueError("order 'K' is not permitted for reshaping")
+    if order == "A":
+        return "F" if _f_contiguous(t) and not t.is_contiguous() else "C"
+    return order
+
+
+def _reversed(t: Tensor) -> Tensor:
+    return views.permute(t, tuple(reversed(range(t.ndim))))
+
+
+def reshape(a: object, /, shape: object, order: str = "C", *,
+            copy: bool | None = None) -> Tensor:
+    """A view when strides allow (copy=False demands one), else a copy.
+    order="F" reads and writes the elements with the first index fastest:
+    the reversed axes reshaped to the reversed shape, reversed back (a view
+    exactly when NumPy's is; of a C-contiguous array, a copy)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if copy:  # an array operand is already copied by `tensor`; a tensor is cloned
-        t = tensor(x)
-        return views.reshape(t.clone() if t is x else t, shape)
-    t = shared(x)
-    return views.view(t, shape) if copy is False else views.reshape(t, shape)
+    t = tensor(a) if copy else shared(a)  # an array operand is copied now by `tensor`
+    fortran = _order(order, t, keep=False) == "F"
+    if fortran:
+        t, shape = _reversed(t), shape[::-1]
+    if copy and isinstance(a, Tensor):
+        t = t.clone()
+    out = views.view(t, shape) if copy is False else views.reshape(t, shape)
+    return _reversed(out) if fortran else out
 
 
 def _copy(t: Tensor) -> Tensor:
@@ -127,9 +153,33 @@ def _copy(t: Tensor) -> Tensor:
     return elementwise.apply("copy", t)
 
 
-def ravel(a: object) -> Tensor:
-    """A view when `a` is C-contiguous, else a copy, as NumPy's."""
-    return shared(a).ravel()
+def ravel(a: object, order: str = "C") -> Tensor:
+    """A view when `a` is contiguous in `order` (C; F: Fortran; K: in memory,
+    any axis order, positive strides), else a copy, as NumPy's."""
+    t = shared(a)
+    order = _order(order, t, keep=True)
+    if order == "F":
+        return _reversed(t).ravel()
+    if order == "C" or t.is_contiguous():
+        return t.ravel()
+    return _ravel_keep(t)
+
+
+def _ravel_keep(t: Tensor) -> Tensor:
+    """ravel(order="K") of a non-C-contiguous tensor: NumPy's own K order,
+    read from a NumPy array of storage positions with t's strides; a view
+    where NumPy's ravel returns one (its result shares that array's memory)."""
+    v = t._view
+    low = sum(s * (n - 1) for n, s in zip(t.shape, v.strides) if s < 0)
+    span = 1 + sum(abs(s) * (n - 1) for n, s in zip(t.shape, v.strides))
+    base = np.arange(v.offset + low, v.offset + low + span, dtype=np.int64)
+    item = base.itemsize
+    proxy = np.lib.stride_tricks.as_strided(base[-low:], t.shape,
+                                            tuple(s * item for s in v.strides))
+    flat = np.ravel(proxy, order="K")
+    if t.size and np.shares_memory(flat, base):
+        return views.as_strided(t, (t.size,), (1,), int(flat[0]))
+    return indexing.gather(t, flat)
 
 
 def flip(x: object, /, axis: object = None) -> Tensor:
@@ -190,20 +240,46 @@ def concat(arrays: object, /, axis: int | None = 0) -> Tensor:
     return out
 
 
-def concatenate(arrays: object, axis: int | None = 0) -> Tensor:
-    return concat(arrays, axis=axis)
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
-def stack(arrays: object, /, axis: int = 0) -> Tensor:
+def _cast_pieces(ts: list[Tensor], out: object, dtype: object, casting: str) -> list[Tensor]:
+    """NumPy's concatenate casts each input to `dtype` (or out's dtype) under
+    `casting` (not the promoted result: int64 to float32 rounds once)."""
+    if casting not in _CASTINGS:
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe' (got {casting!r})")
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
+    if out is None and dtype is None:
+        return ts
+    target = as_dtype(dtype if dtype is not None else out.dtype)
+    for t in ts:
+        if not np.can_cast(t.dtype.np, target.np, casting=casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype.np!r} to {target.np!r} "
+                            f"according to the rule {casting!r}")
+    return [elementwise.cast(t, target) for t in ts]
+
+
+def concatenate(arrays: object, /, axis: int | None = 0, out: object = None, *,
+                dtype: object = None, casting: str = "same_kind") -> Tensor:
+    """NumPy's concatenate: concat of the inputs cast to `dtype` or out's dtype."""
+    ts = _cast_pieces([tensor(a) for a in arrays], out, dtype, casting)
+    return store_out(concat(ts, axis=axis), out)
+
+
+def stack(arrays: object, axis: int = 0, out: object = None, *, dtype: object = None,
+          casting: str = "same_kind") -> Tensor:
     """Join along a new axis; every array must have the same shape."""
-    ts = [tensor(a) for a in arrays]
+    ts = _cast_pieces([tensor(a) for a in arrays], out, dtype, casting)
     if not ts:
         raise ValueError("need at least one array to stack")
     if len({t.shape for t in ts}) > 1:
         raise ValueError(f"all input arrays must have the same shape, got "
                          f"{', '.join(str(t.shape) for t in ts)}")
     d = normalize_dim(operator.index(axis), ts[0].ndim + 1, "axis")
-    return concat([views.unsqueeze(t, d) for t in ts], axis=d)
+    return store_out(concat([views.unsqueeze(t, d) for t in ts], axis=d), out)
 
 
 def vstack(tup: object) -> Tensor:
@@ -216,10 +292,10 @@ def hstack(tup: object) -> Tensor:
     return concat(ts, axis=0 if ts and ts[0].ndim == 1 else 1)
 
 
-def repeat(x: object, repeats: object, /, axis: int | None = None) -> Tensor:
+def repeat(a: object, repeats: object, axis: int | None = None) -> Tensor:
     """Each element repeated; an int count is a stride-0 view copied once, per-element
     counts a gather."""
-    t = tensor(x)
+    t = tensor(a)
     if axis is None or t.ndim == 0:  # NumPy repeats a 0-d array as a 1-d one
         t, axis = views.reshape(t, (-1,)), 0 if axis is None else axis
     d = axis_arg(axis, t.ndim)

@@ -56,9 +56,16 @@ def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) 
     return reductions.reduce(nz, "sum", numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
 
 
-def take(x: object, indices: object, /, axis: int | None = None) -> Tensor:
-    """Elements at `indices` along `axis` (flattened when None): a gather."""
-    return indexing.take(tensor(x), indices, axis)
+def take(a: object, indices: object, axis: int | None = None, out: object = None,
+         mode: str = "raise") -> Tensor:
+    """Elements at `indices` along `axis` (flattened when None): a gather.
+    mode "wrap" or "clip" maps the indices into range first, with NumPy's
+    own take of the positions 0..n-1 (its errors, bool indices as 0 and 1)."""
+    t = tensor(a)
+    if mode != "raise":
+        n = t.size if axis is None else t.shape[axis_arg(axis, t.ndim)]
+        indices = np.take(np.arange(n), indexing._host_index(indices), mode=mode)
+    return store_out(indexing.take(t, indices, axis), out)
 
 
 def take_along_axis(x: object, indices: object, /, axis: int | None = -1) -> Tensor:
