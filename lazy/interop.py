@@ -200,6 +200,14 @@ def _as_tensor(x: object) -> Any:
     return x if isinstance(x, Tensor) else asarray_like(np.asarray(x), "cpu")
 
 
+def _check_python_ints(xs: tuple) -> None:
+    """NumPy's logical ufuncs convert a Python int to int64 before taking its
+    truth value, whatever the other operand: one past int64 is OverflowError."""
+    for x in xs:
+        if type(x) is int:
+            np.asarray(x, dtype=np.int64)
+
+
 def _as_bool(x: object) -> Any:
     from . import elementwise
     if isinstance(x, (bool, int, float)):
@@ -217,7 +225,10 @@ def _ufuncs() -> dict[str, Callable[..., Any]]:
         return lambda *xs: ew.apply(name, *xs)
 
     def logical(name: str) -> Callable[..., Any]:
-        return lambda *xs: ew.apply(name, *(_as_bool(x) for x in xs))
+        def build(*xs: object) -> Any:
+            _check_python_ints(xs)
+            return ew.apply(name, *(_as_bool(x) for x in xs))
+        return build
 
     table = {"add": op("add"), "subtract": op("sub"), "multiply": op("mul"),
              "divide": op("truediv"), "floor_divide": op("floordiv"), "remainder": op("mod"),

@@ -445,3 +445,19 @@ def test_ufunc_based_function_out_broadcasts_the_inputs_as_numpy():
         got = f(lnp, lazy.asarray(x))
         assert isinstance(got, lazy.Tensor)
         check(got, expected)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float64"])
+def test_logical_ufuncs_refuse_python_ints_past_int64_as_numpy(dtype):
+    """NumPy converts a Python int to int64 before taking its truth value, so
+    2**63 raises OverflowError beside any array; lazyrt returned True."""
+    a = np.array([1, 0]).astype(dtype)
+    t = lazy.asarray(a)
+    for f in (np.logical_and, np.logical_or, np.logical_xor):
+        for v in (2**63, -2**63 - 1):
+            with pytest.raises(OverflowError):
+                f(a, v)
+            with pytest.raises(OverflowError):
+                f(t, v)
+        for v in (2**40, -5, 0):
+            np.testing.assert_array_equal(f(t, v).numpy(), f(a, v))
