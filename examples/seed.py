@@ -51,8 +51,8 @@ Xn = X.numpy()
 ref = Xn[:, 0] ** 2 + Xn[:, 1] ** 3
 ok = np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
 print(f"matches NumPy: {ok}")
-print("y[:5] =", y[:5])                    # implicit sync via repr (nothing pending: y is realized)
-print((y * 2)[:5])                         # implicit sync via repr, logged with its cause
+print("y[:5] =", y[:5])                    # str of a realized view: nothing pending, no sync
+print((y * 2)[:5])                         # implicit sync via str (print), logged with its cause
 
 print()
 print("backend-selection log:")
