@@ -635,8 +635,11 @@ def test_numpy_scalar_of_a_dtype_lazyrt_lacks_promotes_as_numpy(dtype, scalar):
     import lazy.numpy as lnp
     a = np.arange(-2, 3).astype(dtype)
     t = lnp.asarray(a)
-    for op in (lambda x: x + scalar, lambda x: x * scalar, lambda x: x < scalar,
-               lambda x: x - scalar):
-        got, want = op(t), op(a)
+    ops = [(lambda x: x + scalar,) * 2, (lambda x: x * scalar,) * 2,
+           (lambda x: x < scalar,) * 2, (lambda x: x - scalar,) * 2,
+           (lambda x: lnp.add(x, scalar), lambda x: np.add(x, scalar)),  # the functions
+           (lambda x: lnp.maximum(scalar, x), lambda x: np.maximum(scalar, x))]  # raised
+    for lazy_op, numpy_op in ops:
+        got, want = lazy_op(t), numpy_op(a)
         assert got.dtype.name == want.dtype.name
         np.testing.assert_array_equal(got.numpy(), want)

@@ -48,11 +48,23 @@ def shared(x: object) -> Tensor:
 
 
 def operand(x: object) -> object:
-    """Tensors and Python scalars (weak, NEP 50) pass through; other data become tensors."""
+    """Tensors and Python scalars (weak, NEP 50) pass through; other data become
+    tensors. A NumPy scalar of a dtype lazyrt lacks (`np.int8(1)`) passes too:
+    beside a tensor, `elementwise` casts it exactly to NumPy's result dtype."""
     if isinstance(x, Tensor) or (isinstance(x, (bool, int, float)) and
                                  not isinstance(x, np.generic)):
         return x
+    if isinstance(x, np.generic) and x.dtype.kind in "biuf" and not _supported(x.dtype):
+        return x
     return tensor(x)
+
+
+def _supported(dtype: np.dtype) -> bool:
+    try:
+        as_dtype(dtype)
+        return True
+    except TypeError:
+        return False
 
 
 def axis_arg(axis: object, ndim: int) -> int:
