@@ -48,6 +48,22 @@ _UNSAFE_METHODS = ("reduce", "accumulate", "reduceat")
 _UFUNC_OUT = frozenset({"clip", "fix", "isneginf", "isposinf", "outer"})
 
 
+# out= casting of NumPy functions whose rule is not same_kind: the cumulative
+# ones cast unsafely (their accumulate does)
+_OUT_CASTING = {"cumsum": "unsafe", "cumprod": "unsafe", "nancumsum": "unsafe",
+                "nancumprod": "unsafe"}
+
+
+def _check_function_out(name: str, result: Any, outs: tuple) -> None:
+    """NumPy's own out= check of dot: exactly the result's dtype."""
+    for o in outs:
+        o_dtype = o.dtype.np if isinstance(o, ArrayProtocols) else o.dtype
+        if name in ("dot", "vdot") and o_dtype != result.dtype.np:
+            raise ValueError(f"output array is not acceptable (must have the right datatype, "
+                             f"number of dimensions, and be a C-Array): {name} gives "
+                             f"{result.dtype.np}, out is {o_dtype}")
+
+
 class ArrayProtocols:
     """NumPy's dispatch protocols, DLPack and `complex()` for `Tensor`."""
     __slots__ = ()
@@ -103,7 +119,9 @@ class ArrayProtocols:
             result = numpy_fallback(func.__name__, func, args, kwargs)
         if out is _UNSET or out is None:
             return result
-        return store_into(result, out if isinstance(out, tuple) else (out,), func.__name__,
+        outs = out if isinstance(out, tuple) else (out,)
+        _check_function_out(func.__name__, result, outs)
+        return store_into(result, outs, func.__name__, _OUT_CASTING.get(func.__name__, "same_kind"),
                           exact=func.__name__ not in _UFUNC_OUT)
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,

@@ -461,3 +461,32 @@ def test_logical_ufuncs_refuse_python_ints_past_int64_as_numpy(dtype):
                 f(t, v)
         for v in (2**40, -5, 0):
             np.testing.assert_array_equal(f(t, v).numpy(), f(a, v))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.float32, np.bool_])
+def test_function_out_casting_is_each_functions_own_as_numpy(dtype, monkeypatch):
+    """cumsum/cumprod cast unsafely into out (lazyrt refused int64 out of a float
+    sum), argmax/argmin take an out dtype that casts safely to intp (lazyrt
+    wrote 2.0 into float64), dot wants exactly its result dtype (lazyrt cast)."""
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")  # cumsum and cumprod are fallbacks
+    a = np.array([1.5, 2.5, 5.0])
+    t = lazy.asarray(a)
+
+    def same_outcome(numpy_call, lazy_call):
+        try:
+            want = np.asarray(numpy_call()).tolist()
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)):
+                lazy_call()
+            return
+        assert np.asarray(lazy_call()).tolist() == want
+    for f in (np.cumsum, np.cumprod):
+        same_outcome(lambda: f(a, out=np.zeros(3, dtype)),
+                     lambda: f(t, out=lazy.zeros(3, dtype=dtype)))
+    for f in (np.argmax, np.argmin):
+        same_outcome(lambda: f(a, out=np.zeros((), dtype)),
+                     lambda: f(t, out=lazy.zeros((), dtype=dtype)))
+    b = np.ones((2, 2))
+    same_outcome(lambda: np.dot(b, b, out=np.zeros((2, 2), dtype)),
+                 lambda: np.dot(lazy.asarray(b), lazy.asarray(b),
+                                out=lazy.zeros((2, 2), dtype=dtype)))

@@ -19,15 +19,27 @@ def _arg(op: str, x: object, axis: object, keepdims: bool) -> Tensor:
     return reductions.reduce(t, op, None if axis is None else axis_arg(axis, t.ndim), keepdims)
 
 
+def _index_out(result: Tensor, out: object) -> Tensor:
+    """NumPy's out= of argmax/argmin: any dtype that casts safely to intp
+    (int32 and bool do, float64 does not), written unsafely."""
+    o = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if o is not None:
+        dtype = o.dtype.np if isinstance(o, Tensor) else np.dtype(o.dtype)
+        if not np.can_cast(dtype, np.intp, "safe"):
+            raise TypeError(f"Cannot cast scalar from {dtype!r} to {np.dtype(np.intp)!r} "
+                            f"according to the rule 'safe'")
+    return store_out(result, out)
+
+
 def argmax(x: object, /, axis: int | None = None, out: object = None, *,
            keepdims: bool = False) -> Tensor:
     """Index of the first maximum (the first NaN wins), int64; axis None: flat index."""
-    return store_out(_arg("argmax", x, axis, keepdims), out)
+    return _index_out(_arg("argmax", x, axis, keepdims), out)
 
 
 def argmin(x: object, /, axis: int | None = None, out: object = None, *,
            keepdims: bool = False) -> Tensor:
-    return store_out(_arg("argmin", x, axis, keepdims), out)
+    return _index_out(_arg("argmin", x, axis, keepdims), out)
 
 
 def nonzero(x: object, /) -> tuple[Tensor, ...]:
