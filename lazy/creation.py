@@ -22,7 +22,7 @@ from scheduler.ops import RANDOM_OPS
 from scheduler.view import View
 
 from . import elementwise, runtime
-from .host import buffer_and_view, remember_storage, shared_view
+from .host import buffer_and_view, pending_shared_view, remember_storage, shared_view
 from .tensor import Tensor
 
 
@@ -102,10 +102,9 @@ def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
     dev = resolve_device(device)
     if isinstance(data, Tensor):
         return data.astype(dtype or data.dtype).to(dev)
-    if isinstance(data, np.ndarray):
-        shared = shared_view(data)
-        if shared is not None and shared[0].buf.pending:  # its values after the pending write
-            return tensor(Tensor._of(*shared), dtype, device)
+    shared = pending_shared_view(data) if isinstance(data, np.ndarray) else None
+    if shared is not None:  # its values after the pending write
+        return tensor(Tensor._of(*shared), dtype, device)
     buf, view = buffer_and_view(data, dtype, copy=True)
     return _placed(Tensor._wrap(buf, view), dev)
 

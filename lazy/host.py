@@ -47,10 +47,10 @@ def from_python(data: object, dtype: DType | None, *, numpy_rules: bool = False)
     if arr.dtype == object:
         raise TypeError(f"cannot make a tensor from {type(data).__name__} data "
                         f"(ragged nesting or non-numeric items)")
-    if numpy_rules and arr.dtype.kind == "u":
-        raise OverflowError(f"Python integers in {data!r:.60} do not fit int64, and lazyrt "
-                            f"has no uint64 to hold them as NumPy would")
     if numpy_rules:
+        if arr.dtype.kind == "u":
+            raise OverflowError(f"Python integers in {data!r:.60} do not fit int64, and "
+                                f"lazyrt has no uint64 to hold them as NumPy would")
         return arr
     if arr.dtype.kind == "f":
         return arr.astype(DEFAULT_FLOAT.np)
@@ -132,6 +132,13 @@ def shared_view(a: np.ndarray) -> tuple[object, View] | None:
         keys = _FOREIGN if isinstance(owner, np.ndarray) else list(_WRAPPED)
         found = _within([e for k in keys for e in _WRAPPED.get(k, ())], a)
     return found
+
+
+def pending_shared_view(a: np.ndarray) -> tuple[object, View] | None:
+    """`shared_view(a)` when that storage has a lazy write still pending: `a`'s
+    values in program order are then that version's, not the memory's now."""
+    shared = shared_view(a)
+    return shared if shared is not None and shared[0].buf.pending else None
 
 
 def _within(entries: list, a: np.ndarray) -> tuple[object, View] | None:

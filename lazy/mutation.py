@@ -39,8 +39,9 @@ def _value(value: object, dtype: DType, shape: tuple[int, ...], device: str) -> 
         if isinstance(value, (bool, int, float)):
             return elementwise.const(value, dtype, shape, device)
         if nested:  # converted straight into the dtype, as NumPy's setitem does
-            value = from_python(value, dtype)
-        value = asarray_like(value, device)
+            value = asarray_like(from_python(value, dtype), device, copy=False)
+        else:
+            value = asarray_like(value, device)
     if value.device != device:
         raise ValueError(f"expected all tensors on the same device, but found {device} "
                          f"and {value.device}")

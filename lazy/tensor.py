@@ -16,7 +16,7 @@ from scheduler.graph import Buffer, host_view
 from scheduler.view import View
 
 from . import runtime
-from .host import buffer_and_view, from_python, shared_view
+from .host import buffer_and_view, from_python, pending_shared_view
 from .interop import ArrayProtocols
 
 
@@ -32,12 +32,10 @@ def asarray_like(x: object, device: str, *, copy: bool = True) -> "Tensor":
     PyTorch's float32 of `lazy.tensor`): it is an operand in NumPy's rules.
     """
     if isinstance(x, (list, tuple)):
-        x = from_python(x, None, numpy_rules=True)
+        x, copy = from_python(x, None, numpy_rules=True), False  # a new array already
     elif copy and isinstance(x, np.ndarray):
-        shared = shared_view(x)
-        if shared is not None and shared[0].buf.pending:
-            # memory a storage holds with a write still pending: its values
-            # now, in program order, are that version's (a lazy copy of it)
+        shared = pending_shared_view(x)
+        if shared is not None:  # its values now, in program order: a lazy copy of them
             return elementwise.apply("copy", Tensor._of(*shared))
     buf, view = buffer_and_view(x, None, copy=copy and isinstance(x, np.ndarray))
     if device != "cpu":

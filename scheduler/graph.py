@@ -30,9 +30,9 @@ _PACKAGE_DIRS = tuple(
 # The standard library's copy and pickle machinery that calls our __reduce__
 # and __deepcopy__: the line to name is the user's copy.deepcopy(t) past it.
 _PASS_THROUGH = frozenset(os.path.abspath(m.__file__) for m in (copy, copyreg, pickle))
-
-
 _SWEEP_LOCK = threading.Lock()  # one sweep of a buffer's readers at a time
+
+
 _names: dict[str, str | None] = {}  # code file -> its basename, or None if it is lazyrt's
 Site = tuple[CodeType | None, int]  # a `user_site`, formatted by `location` when shown
 
