@@ -16,7 +16,8 @@ in-order (`Output.pos`) store and no bool in memory; every op in
 iota) whose inner stride is a compile-time constant in `_LOAD_STEPS` (0
 splats one element, -1 reverses a wide load, 2 takes the even lanes of a
 load twice as wide); every output contiguous along the row. Everything
-else keeps LLVM's vectorizer, as before.
+else keeps LLVM's vectorizer, as before. The lanes are one register of the
+widest type that varies along the row (`row_invariant`).
 
 No runtime alias check is needed, unlike in LLVM's vectorized loops: the
 scheduler gives a kernel an input that shares memory with an output only
@@ -30,7 +31,7 @@ from typing import Callable
 from llvmlite import ir
 
 from scheduler.dtypes import DType
-from scheduler.kernel_ir import Gather, Kernel, Op, postorder
+from scheduler.kernel_ir import Cast, Gather, Kernel, Load, Op, Scalar, children, postorder
 from scheduler.ops import op_compute_dtype
 
 from .lowering import I32, I64
@@ -78,14 +79,36 @@ def lanes(k: Kernel) -> int | None:
         return None
     if any(x.dtype.is_bool for x in k.inputs + k.outputs):
         return None  # bytes in memory: LLVM's 64 lanes ran 15% faster than our 16
-    widest = max([i.dtype.itemsize for i in k.inputs] + [o.dtype.itemsize for o in k.outputs])
+    fixed = row_invariant(k)
+    widest = max([i.dtype.itemsize for n, i in enumerate(k.inputs) if i.inner != 0 or i.indirect]
+                 + [o.dtype.itemsize for o in k.outputs])
     for e in postorder([o.expr for o in k.outputs]):
         if isinstance(e, Gather) or (isinstance(e, Op) and not _vectorizes(e)):
             return None
+        if id(e) in fixed:
+            continue
         widest = max(widest, e.dtype.itemsize)
         if isinstance(e, Op):
             widest = max(widest, _compute_dtype(e).itemsize)
     return min(MAX_LANES, VECTOR_BYTES // widest)
+
+
+def row_invariant(k: Kernel) -> set[int]:
+    """Ids of the exprs that have one value per row: built only from inputs
+    read at inner stride 0 (loops.py loads them once per row), scalars and
+    constants. Their dtype does not set the loop's width: LLVM hoists their
+    ops out of the row loop, so a float64 computed once per row (softmax's
+    hi + lo split of a float64 logsumexp) leaves a float32 loop 16 lanes wide."""
+    fixed: set[int] = set()
+    for e in postorder([o.expr for o in k.outputs]):
+        if isinstance(e, Load):
+            inp = k.inputs[e.input]
+            if inp.inner == 0 and not inp.indirect and not inp.iota:
+                fixed.add(id(e))
+        elif isinstance(e, Scalar) or \
+                (isinstance(e, (Op, Cast)) and all(id(c) in fixed for c in children(e))):
+            fixed.add(id(e))
+    return fixed
 
 
 def steps_fit(in_steps: list[ir.Value | None], out_steps: list[ir.Value]) -> bool:

@@ -26,37 +26,32 @@ def logsumexp(x: object, axis=None, keepdims: bool = False, *, dim=None,
     return reductions.reduce(_float(x), "logsumexp", axis, keepdims, dim=dim, keepdim=keepdim)
 
 
-def _shift(t: Tensor, axis) -> Tensor:
-    """logsumexp(t, axis, keepdims) made NaN where it is not finite (lse + (lse -
-    lse)): a row holding +inf or only -inf gives NaN, as `exp(x - max) / sum(...)`
-    does in NumPy and torch."""
-    lse = logsumexp(t, axis, keepdims=True)
-    return lse + (lse - lse)
+def _log_softmax(t: Tensor, axis) -> Tensor:
+    """t - logsumexp(t, axis), made NaN where logsumexp is not finite (lse +
+    (lse - lse)): a row holding +inf or only -inf gives NaN, as `exp(x - max)
+    / sum(...)` does in NumPy and torch.
+
+    For float32, logsumexp is kept in float64 and split into float32 hi + lo,
+    and t - lse computed as (t - hi) - lo: float32 accuracy for any t (rounded
+    to float32, lse would put |lse| * eps into every exponent). The split is
+    one value per row, so the elementwise pass stays float32 (simd.lanes)."""
+    acc = REDUCTIONS["logsumexp"].acc_dtype(t.dtype)
+    lse = reductions.reduce(t, "logsumexp", axis, keepdims=True, dtype=acc)
+    shift = lse + (lse - lse)
+    if acc == t.dtype:
+        return t - shift
+    hi = elementwise.cast(shift, t.dtype)
+    return (t - hi) - elementwise.cast(shift - elementwise.cast(hi, acc), t.dtype)
 
 
 def softmax(x: object, axis=None, *, dim=None) -> Tensor:
     """exp(x) / sum(exp(x)) over `axis` (None: all elements, as scipy; torch's
-    `dim` is accepted), computed as exp(x - logsumexp(x)): two passes over x.
-
-    logsumexp is rounded to x's dtype, so the relative error is about
-    |logsumexp| * eps (float32: 5e-7 for logits up to 10, 5e-4 at 1e4); the
-    same as the softmax rewrite (docs/fusion.md)."""
+    `dim` is accepted), computed as exp(x - logsumexp(x)): two passes over x,
+    as accurate as the textbook form (see `_log_softmax`)."""
     t = _float(x)
-    return elementwise.apply("exp", t - _shift(t, dim if dim is not None else axis))
+    return elementwise.apply("exp", _log_softmax(t, dim if dim is not None else axis))
 
 
 def log_softmax(x: object, axis=None, *, dim=None) -> Tensor:
-    """x - logsumexp(x) over `axis` (None: all elements; or torch's `dim`).
-
-    For float32, logsumexp is kept in float64 and split into float32 hi + lo,
-    x - lse computed as (x - hi) - lo: float32 accuracy even for large x
-    (there is no exp in this pass, so the float64 reads per row cost little)."""
-    t = _float(x)
-    axis = dim if dim is not None else axis
-    acc = REDUCTIONS["logsumexp"].acc_dtype(t.dtype)
-    if acc == t.dtype:
-        return t - _shift(t, axis)
-    lse = reductions.reduce(t, "logsumexp", axis, keepdims=True, dtype=acc)
-    shift = lse + (lse - lse)
-    hi = elementwise.cast(shift, t.dtype)
-    return (t - hi) - elementwise.cast(shift - elementwise.cast(hi, acc), t.dtype)
+    """x - logsumexp(x) over `axis` (None: all elements; or torch's `dim`)."""
+    return _log_softmax(_float(x), dim if dim is not None else axis)

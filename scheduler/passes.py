@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import DType
 from .graph import Buffer, Node, const_key
-from .ops import ELEMENTWISE
+from .ops import ELEMENTWISE, REDUCTIONS
 from .view import View
 
 
@@ -163,22 +163,33 @@ def _new(op: str, srcs: tuple, arg, dtype: DType, shape: tuple[int, ...], where:
 
 def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, vm: View, s: Buffer,
                        d: Buffer) -> Buffer:
-    """x - lse, lse = logsumexp(x, axes) in x's dtype, made NaN unless finite
-    (lse + (lse - lse)), which is what `e / sum(e)` gives for rows holding +inf
-    or only -inf.
+    """x - lse, lse = logsumexp(x, axes), made NaN unless finite (lse + (lse -
+    lse)), which is what `e / sum(e)` gives for rows holding +inf or only -inf.
 
-    lse is rounded to x's dtype (relative error of the softmax about
-    |lse| * eps): a float64 lse, or a float32 hi + lo split, would make the
-    elementwise pass read float64 per row, which halves its vector width and
-    costs more than the rewrite saves (docs/fusion.md).
+    Where lse is accumulated in a wider dtype (float32 x: float64), it is
+    split into x's dtype as hi + lo and the difference taken as (x - hi) - lo,
+    as lazy.log_softmax does: rounding lse to float32 would put an error of
+    |lse| * eps into every exponent (tied logits of 1e8 gave 1.0 each, not
+    0.5). The split reads one float64 per row; it is row-invariant, so the
+    elementwise pass keeps its float32 vector width (simd.lanes).
     """
     dev, dtype, kshape, shape = m.device, x.dtype, m.node.shape, d.node.shape
     k = View.contiguous(kshape)
-    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), dtype, kshape, m.node.where, dev)
-    nan_unless_finite = _new("sub", ((lse, k), (lse, k)), None, dtype, kshape, s.node.where, dev)
-    shift = _new("add", ((lse, k), (nan_unless_finite, k)), None, dtype, kshape, s.node.where,
-                 dev)
-    return _new("sub", ((x, vx), (shift, vm)), None, dtype, shape, d.node.where, dev)
+    acc = REDUCTIONS["logsumexp"].acc_dtype(dtype)
+    at_m, at_s = m.node.where, s.node.where
+
+    def row(op: str, srcs: tuple, dt: DType) -> Buffer:
+        return _new(op, tuple((b, k) for b in srcs), dt if op == "cast" else None, dt, kshape,
+                    at_s, dev)
+    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), acc, kshape, at_m, dev)
+    shift = row("add", (lse, row("sub", (lse, lse), acc)), acc)
+    if acc == dtype:
+        return _new("sub", ((x, vx), (shift, vm)), None, dtype, shape, d.node.where, dev)
+    hi = row("cast", (shift,), dtype)
+    lo = row("cast", (row("sub", (shift, row("cast", (hi,), acc)), acc),), dtype)
+    x_hi = _new("sub", ((x, vx), (hi, vm)), None, dtype, shape, d.node.where, dev)
+    return _new("sub", ((x_hi, View.contiguous(shape)), (lo, vm)), None, dtype, shape,
+                d.node.where, dev)
 
 
 def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:

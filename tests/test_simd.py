@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from cpu_backend import CPUBackend, simd
 from cpu_backend.jit import JIT
 from scheduler.dtypes import ALL, bool_, float32, float64, int32, int64
-from scheduler.kernel_ir import Gather, Input, Kernel, Launch, Load, Op, Output, Scalar
+from scheduler.kernel_ir import Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Scalar
 from scheduler.ops import ELEMENTWISE
 from scheduler.view import View
 
@@ -42,6 +42,26 @@ def test_lanes_is_one_register_of_the_widest_type():
     where = contiguous_kernel(lambda x, y: Op("where", (binop("gt", x, y), x, y), float32),
                               [float32, float32], float32)
     assert simd.lanes(where) == 16  # bool in registers only
+
+
+def test_row_invariant_values_leave_the_loop_wide():
+    """A float64 value that is the same along a row (read at inner stride 0,
+    as softmax's float64 logsumexp split into hi + lo) is computed once per
+    row, so its float64 ops do not halve a float32 loop; the same value read
+    along the row does. Values against the interpreter on rows of 37."""
+    def kernel(inner):
+        c = Cast(binop("add", Load(1, float64), Load(1, float64)), float32)
+        return Kernel(2, 0, (Input(float32, inner=1), Input(float64, inner=inner)), (), None,
+                      (Output(float32, binop("sub", Load(0, float32), c), inner=1),))
+    assert simd.lanes(kernel(0)) == 16
+    assert simd.lanes(kernel(1)) == 8
+    assert "load <16 x float>" in BE.source(kernel(0))
+    rng = np.random.default_rng(5)
+    x, c = values(rng, float32, 3 * 37), rng.standard_normal(3) * 1e3
+    launch = Launch((3, 37), [[View.contiguous((3, 37))], [View((3, 37), (1, 0), 0)]],
+                    [View.contiguous((3, 37))])
+    ours, ref = run_both(kernel(0), launch, [x, c], [3 * 37])
+    np.testing.assert_array_equal(ours[0], ref[0])
 
 
 def test_out_of_scope_kernels_keep_llvms_vectorizer():
