@@ -88,7 +88,9 @@ class ArrayProtocols:
             raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
                             f"tensor cannot do; write with t[idx] += v (no repeated indices) "
                             f"or use NumPy arrays")
-        lowered = {k: v for k, v in kwargs.items() if k != "casting"}  # applied in store_into
+        lowered = {k: v for k, v in kwargs.items() if k != "casting"}
+        if method == "__call__" and not lowered and "casting" in kwargs:
+            check_input_casting(ufunc, inputs, casting)  # else a fallback: NumPy checks
         result = _lazy_ufunc(ufunc, method, inputs, lowered)
         if result is None:
             from .fallback import numpy_fallback
@@ -195,15 +197,43 @@ def _foreign(x: object) -> bool:
             and not isinstance(x, np.generic))
 
 
-def _lowerable(x: object) -> bool:
-    """Can lazyrt take `x` as an operand (a tensor, a Python number, a supported array)?"""
-    if isinstance(x, (ArrayProtocols, bool, int, float)):
-        return True
+def check_input_casting(ufunc: np.ufunc, inputs: tuple, casting: str) -> None:
+    """NumPy's `casting=` rule on a call's inputs, checked when the op is built:
+    each input must cast to the loop NumPy picks (`np.add(int32, 1.5,
+    casting="no")` runs in float64, so input 0 may not). NumPy decides, on
+    empty arrays of the inputs' dtypes and ranks (Python numbers as they are:
+    weak, NEP 50), and raises its UFuncTypeError, a TypeError. Not
+    `ufunc.resolve_dtypes`: it crashes on weak scalars (numpy issue 31734)."""
+    ufunc(*(x if type(x) in (bool, int, float, complex) else
+            np.empty((0,) * max(np.ndim(x), 1), _dtype_of(x)) for x in inputs), casting=casting)
+
+
+def _dtype_of(x: object) -> np.dtype:
+    return x.dtype.np if isinstance(x, ArrayProtocols) else np.asarray(x).dtype
+
+
+def _has_dtype(dtype: np.dtype) -> bool:
+    """Is `dtype` one of lazyrt's five?"""
     try:
-        as_dtype(np.asarray(x).dtype)
+        as_dtype(dtype)
     except TypeError:
         return False
     return True
+
+
+def _odd_scalar(x: object, inputs: tuple) -> bool:
+    """A NumPy number of a dtype lazyrt lacks (`np.uint8(3)`) beside tensors
+    whose promotion with it lazyrt has: `elementwise` casts it exactly to that
+    dtype, as it does on the right (`t * np.uint8(3)`)."""
+    if not isinstance(x, np.generic) or x.dtype.kind not in "biuf" or _has_dtype(x.dtype):
+        return False
+    dtypes = [t.dtype.np for t in inputs if isinstance(t, ArrayProtocols)]
+    return bool(dtypes) and _has_dtype(np.result_type(*dtypes, x.dtype))
+
+
+def _lowerable(x: object) -> bool:
+    """Can lazyrt take `x` as an operand (a tensor, a Python number, a supported array)?"""
+    return isinstance(x, (ArrayProtocols, bool, int, float)) or _has_dtype(np.asarray(x).dtype)
 
 
 def _operand(x: object) -> Any:
@@ -228,7 +258,7 @@ def _check_python_ints(xs: tuple) -> None:
 
 def _as_bool(x: object) -> Any:
     from . import elementwise
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, np.generic)):  # np.uint8(3): lazyrt lacks its dtype
         return bool(x)
     return elementwise.cast(_as_tensor(x), bool_)
 
@@ -270,7 +300,7 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
 
 def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """The lazy result of `ufunc.method(*inputs, **kwargs)`, or None when not lowered."""
-    if not all(_lowerable(x) for x in inputs):
+    if not all(_lowerable(x) or _odd_scalar(x, inputs) for x in inputs):
         return None
     xs = [_operand(x) for x in inputs]
     if not any(isinstance(x, ArrayProtocols) for x in xs):  # only `out=` was a tensor

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler.dtypes import bool_, result_type
+from scheduler.dtypes import bool_, int64, result_type
 
 from .. import elementwise
 from ..tensor import Tensor
@@ -125,10 +125,16 @@ def logical_not(x: object, /) -> Tensor:
 
 
 def _shift_operands(name: str, x1: object, x2: object) -> tuple[Tensor, Tensor, int]:
+    """Both operands in the shift's dtype, and its width in bits. NumPy has no
+    bool shift loop: bools shift as int8 (`bools << True` is int8), which lazyrt
+    lacks, so bool with bool gives int64, as its other int8 results of bools
+    (`**`, `//`); with an integer, the integer's dtype, as NumPy's."""
     a, b = operand(x1), operand(x2)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = tensor(a)
     d = result_type(*(v.dtype if isinstance(v, Tensor) else v for v in (a, b)))
+    if d.is_bool:
+        d = int64
     if not d.is_int:
         raise TypeError(f"{name}: expected integer operands, got dtype {d.name}")
     device = (a if isinstance(a, Tensor) else b).device
