@@ -89,8 +89,8 @@ class ArrayProtocols:
                             f"tensor cannot do; write with t[idx] += v (no repeated indices) "
                             f"or use NumPy arrays")
         lowered = {k: v for k, v in kwargs.items() if k != "casting"}
-        if method == "__call__" and not lowered and "casting" in kwargs:
-            check_input_casting(ufunc, inputs, casting)  # else a fallback: NumPy checks
+        if method in ("__call__", "outer") and not lowered and "casting" in kwargs:
+            check_input_casting(ufunc, method, inputs, casting)  # else a fallback: NumPy checks
         result = _lazy_ufunc(ufunc, method, inputs, lowered)
         if result is None:
             from .fallback import numpy_fallback
@@ -197,15 +197,17 @@ def _foreign(x: object) -> bool:
             and not isinstance(x, np.generic))
 
 
-def check_input_casting(ufunc: np.ufunc, inputs: tuple, casting: str) -> None:
+def check_input_casting(ufunc: np.ufunc, method: str, inputs: tuple, casting: str) -> None:
     """NumPy's `casting=` rule on a call's inputs, checked when the op is built:
     each input must cast to the loop NumPy picks (`np.add(int32, 1.5,
     casting="no")` runs in float64, so input 0 may not). NumPy decides, on
     empty arrays of the inputs' dtypes and ranks (Python numbers as they are:
     weak, NEP 50), and raises its UFuncTypeError, a TypeError. Not
-    `ufunc.resolve_dtypes`: it crashes on weak scalars (numpy issue 31734)."""
-    ufunc(*(x if type(x) in (bool, int, float, complex) else
-            np.empty((0,) * max(np.ndim(x), 1), _dtype_of(x)) for x in inputs), casting=casting)
+    `ufunc.resolve_dtypes`: it crashes on weak scalars (numpy issue 31734).
+    `outer` converts Python numbers to arrays itself, as NumPy's does."""
+    call = ufunc if method == "__call__" else getattr(ufunc, method)
+    call(*(x if type(x) in (bool, int, float, complex) else
+           np.empty((0,) * max(np.ndim(x), 1), _dtype_of(x)) for x in inputs), casting=casting)
 
 
 def _dtype_of(x: object) -> np.dtype:

@@ -1,14 +1,18 @@
 """Smaller NumPy 2 behaviours, against NumPy (values, dtypes, shapes): shifts
-of bools, a NumPy scalar of a dtype lazyrt lacks on the left of a ufunc, and
-`casting=` on ufunc calls without `out=`.
+of bools, a NumPy scalar of a dtype lazyrt lacks on the left of a ufunc,
+`casting=` on ufunc calls and `ufunc.outer` without `out=`, and a negative
+NumPy integer exponent.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 
 import lazy
 import lazy.numpy as lnp
+from scheduler.backends import FallbackError
 from conftest import same
 
 pytestmark = pytest.mark.usefixtures("fresh_log")
@@ -127,3 +131,50 @@ def test_casting_error_is_raised_when_the_op_is_built():
     with pytest.raises(TypeError, match="casting rule 'no'"):
         np.add(t, 1.5, casting="no")
     same(t, INTS * 2)
+
+
+# -- 4. a NumPy integer exponent -------------------------------------------------------
+POWERS = {"**": lambda m, t, e: t ** e, "np.power": lambda m, t, e: np.power(t, e),
+          "m.power": lambda m, t, e: m.power(t, e)}
+
+
+@pytest.mark.parametrize("exponent", [np.int8(-2), np.int32(-1), np.int64(-3), np.int64(3),
+                                      np.int32(2), np.float32(-2)], ids=repr)
+@pytest.mark.parametrize("base", [INTS, ROW, INTS.astype(np.float32)], ids=["int32", "bool",
+                                                                          "float32"])
+@pytest.mark.parametrize("fn", POWERS.values(), ids=POWERS.keys())
+def test_numpy_integer_exponent_known_when_built(fn, base, exponent):
+    """A negative NumPy integer exponent of an integer or bool base raises
+    when the op is built, as NumPy does and as a Python int already did
+    (it gave 0 for |base| > 1); otherwise NumPy's values and dtype."""
+    try:
+        with np.errstate(divide="ignore"):  # False ** -2.0 is inf
+            want = fn(np, base, exponent)
+    except ValueError as e:
+        # np.power(bools, np.int8(-2)) is int8, which lazyrt lacks: NumPy's
+        # fallback runs it and raises (FallbackError where fallbacks are errors)
+        if fn is POWERS["np.power"] and base.dtype == bool and exponent.dtype == np.int8:
+            with pytest.raises((ValueError, FallbackError)):
+                fn(lnp, lnp.asarray(base), exponent)
+            return
+        with pytest.raises(ValueError, match=str(e)):
+            fn(lnp, lnp.asarray(base), exponent)
+        return
+    same(fn(lnp, lnp.asarray(base), exponent), want)
+
+
+@pytest.mark.parametrize("casting", ["no", "safe", "same_kind"])
+@pytest.mark.parametrize("other", [F32, 1.5, 2, INTS], ids=["float32", "1.5", "2", "int32"])
+def test_casting_applies_to_outer(other, casting):
+    """`np.add.outer(int32_t, 1.5, casting="no")` was computed (float64);
+    NumPy refuses. outer makes a Python number an array first, so even `2`
+    is int64 there and int32 may not become int64 under 'no'."""
+    args = (INTS, other)
+    lazy_args = (lnp.asarray(INTS), lnp.asarray(other) if isinstance(other, np.ndarray) else other)
+    try:
+        want = np.multiply.outer(*args, casting=casting)
+    except TypeError as e:
+        with pytest.raises(TypeError, match=re.escape(str(e))):
+            np.multiply.outer(*lazy_args, casting=casting)
+        return
+    same(np.multiply.outer(*lazy_args, casting=casting), want)
