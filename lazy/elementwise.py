@@ -216,6 +216,9 @@ def apply(op: str, *args: object) -> Tensor:
 
 def power(a: object, b: object) -> Tensor:
     """`a ** b`, with NumPy's fast paths for common scalar exponents."""
+    if isinstance(a, Tensor) and not a.dtype.is_float and isinstance(b, np.integer) and b < 0:
+        # a NumPy integer exponent is known now, as a Python int is (NumPy raises)
+        raise ValueError("Integers to negative integer powers are not allowed.")
     if isinstance(a, Tensor) and is_weak_scalar(b) and not isinstance(b, bool):
         dtype = result_type(a.dtype, b)
         if dtype.is_int and b < 0:

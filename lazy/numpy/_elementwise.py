@@ -72,7 +72,8 @@ def pow(x1: object, x2: object, /) -> Tensor:
     a, b = operand(x1), operand(x2)
     if not isinstance(a, Tensor):
         return _apply("pow", a, b)
-    return elementwise.power(a, b)
+    # a NumPy integer stays a scalar: power raises for a negative one, as NumPy
+    return elementwise.power(a, x2 if isinstance(x2, np.integer) else b)
 
 
 def square(x: object, /) -> Tensor:
