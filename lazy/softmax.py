@@ -32,9 +32,12 @@ def _log_softmax(t: Tensor, axis) -> Tensor:
     / sum(...)` does in NumPy and torch.
 
     For float32, logsumexp is kept in float64 and split into float32 hi + lo,
-    and t - lse computed as (t - hi) - lo: float32 accuracy for any t (rounded
-    to float32, lse would put |lse| * eps into every exponent). The split is
-    one value per row, so the elementwise pass stays float32 (simd.lanes)."""
+    and t - lse computed as (t - hi) - lo: float32 accuracy for |t| up to
+    about 1e10 (rounded to float32, lse would put |lse| * eps into every
+    exponent). Beyond, the float64 lse loses log(sum) itself: at 1e15 and
+    above, and for rows of float32's min, results are wrong (docs/fusion.md).
+    The split is one value per row, so the elementwise pass stays float32
+    (simd.lanes)."""
     acc = REDUCTIONS["logsumexp"].acc_dtype(t.dtype)
     lse = reductions.reduce(t, "logsumexp", axis, keepdims=True, dtype=acc)
     shift = lse + (lse - lse)
@@ -47,7 +50,8 @@ def _log_softmax(t: Tensor, axis) -> Tensor:
 def softmax(x: object, axis=None, *, dim=None) -> Tensor:
     """exp(x) / sum(exp(x)) over `axis` (None: all elements, as scipy; torch's
     `dim` is accepted), computed as exp(x - logsumexp(x)): two passes over x,
-    as accurate as the textbook form (see `_log_softmax`)."""
+    as accurate as the textbook form for logits up to about 1e10 (see
+    `_log_softmax`)."""
     t = _float(x)
     return elementwise.apply("exp", _log_softmax(t, dim if dim is not None else axis))
 

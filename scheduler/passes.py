@@ -171,7 +171,8 @@ def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, vm: View, s: Buffer
     as lazy.log_softmax does: rounding lse to float32 would put an error of
     |lse| * eps into every exponent (tied logits of 1e8 gave 1.0 each, not
     0.5). The split reads one float64 per row; it is row-invariant, so the
-    elementwise pass keeps its float32 vector width (simd.lanes).
+    elementwise pass keeps its float32 vector width (simd.lanes). Logits
+    beyond about 1e10 still lose accuracy in the float64 lse (docs/fusion.md).
     """
     dev, dtype, kshape, shape = m.device, x.dtype, m.node.shape, d.node.shape
     k = View.contiguous(kshape)
