@@ -80,7 +80,7 @@ def lanes(k: Kernel) -> int | None:
     if any(x.dtype.is_bool for x in k.inputs + k.outputs):
         return None  # bytes in memory: LLVM's 64 lanes ran 15% faster than our 16
     fixed = row_invariant(k)
-    widest = max([i.dtype.itemsize for n, i in enumerate(k.inputs) if i.inner != 0 or i.indirect]
+    widest = max([i.dtype.itemsize for i in k.inputs if i.inner != 0 or i.indirect]
                  + [o.dtype.itemsize for o in k.outputs])
     for e in postorder([o.expr for o in k.outputs]):
         if isinstance(e, Gather) or (isinstance(e, Op) and not _vectorizes(e)):

@@ -214,7 +214,7 @@ def _dtype_of(x: object) -> np.dtype:
     return x.dtype.np if isinstance(x, ArrayProtocols) else np.asarray(x).dtype
 
 
-def _has_dtype(dtype: np.dtype) -> bool:
+def has_dtype(dtype: np.dtype) -> bool:
     """Is `dtype` one of lazyrt's five?"""
     try:
         as_dtype(dtype)
@@ -227,15 +227,15 @@ def _odd_scalar(x: object, inputs: tuple) -> bool:
     """A NumPy number of a dtype lazyrt lacks (`np.uint8(3)`) beside tensors
     whose promotion with it lazyrt has: `elementwise` casts it exactly to that
     dtype, as it does on the right (`t * np.uint8(3)`)."""
-    if not isinstance(x, np.generic) or x.dtype.kind not in "biuf" or _has_dtype(x.dtype):
+    if not isinstance(x, np.generic) or x.dtype.kind not in "biuf" or has_dtype(x.dtype):
         return False
     dtypes = [t.dtype.np for t in inputs if isinstance(t, ArrayProtocols)]
-    return bool(dtypes) and _has_dtype(np.result_type(*dtypes, x.dtype))
+    return bool(dtypes) and has_dtype(np.result_type(*dtypes, x.dtype))
 
 
 def _lowerable(x: object) -> bool:
     """Can lazyrt take `x` as an operand (a tensor, a Python number, a supported array)?"""
-    return isinstance(x, (ArrayProtocols, bool, int, float)) or _has_dtype(np.asarray(x).dtype)
+    return isinstance(x, (ArrayProtocols, bool, int, float)) or has_dtype(np.asarray(x).dtype)
 
 
 def _operand(x: object) -> Any:

@@ -14,7 +14,7 @@ from scheduler.dtypes import as_dtype
 from scheduler.view import normalize_dim
 
 from ..creation import asarray as _lazy_asarray
-from ..interop import store_into
+from ..interop import has_dtype, store_into
 from ..tensor import Tensor, asarray_like
 
 
@@ -54,17 +54,9 @@ def operand(x: object) -> object:
     if isinstance(x, Tensor) or (isinstance(x, (bool, int, float)) and
                                  not isinstance(x, np.generic)):
         return x
-    if isinstance(x, np.generic) and x.dtype.kind in "biuf" and not _supported(x.dtype):
+    if isinstance(x, np.generic) and x.dtype.kind in "biuf" and not has_dtype(x.dtype):
         return x
     return tensor(x)
-
-
-def _supported(dtype: np.dtype) -> bool:
-    try:
-        as_dtype(dtype)
-        return True
-    except TypeError:
-        return False
 
 
 def axis_arg(axis: object, ndim: int) -> int:
