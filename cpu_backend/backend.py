@@ -214,6 +214,9 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
                 return False, f"output reads full-space input {e.input} after a reduction"
             if isinstance(e, Reduced) and kernel.reduce is None:
                 return False, "Reduced without a reduction"
+            if isinstance(e, Reduced) and e.part and \
+                    e.part not in REDUCTIONS[kernel.reduce.op].parts:
+                return False, f"{kernel.reduce.op} has no part {e.part!r}"
     if any(o.pos is not None for o in kernel.outputs):
         return True, "all ops lowered; indexed stores run on one thread in C order"
     return True, "all ops lowered"

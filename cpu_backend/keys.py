@@ -30,7 +30,7 @@ def structural_key(k: Kernel) -> str:
         elif isinstance(e, Scalar):
             sig = f"scalar({e.slot}) {e.dtype!r}"
         elif isinstance(e, Reduced):
-            sig = f"reduced {e.dtype!r}"
+            sig = f"reduced{f'({e.part})' if e.part else ''} {e.dtype!r}"
         elif isinstance(e, Cast):
             sig = f"cast(%{node_id[id(e.x)]}) {e.dtype!r}"
         elif isinstance(e, Gather):

@@ -16,6 +16,8 @@ TILE_STREAM: see `_streamed_rows`.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from llvmlite import ir
 
 from scheduler.kernel_ir import Expr, Kernel, Load, Reduced, Scalar, ViewSlot
@@ -123,7 +125,7 @@ def _row_loc(g: _Gen, n: int, base: ir.Value):
 
 
 def _leaf(g: _Gen, pos: dict[int, ir.Value], cache: dict[int, ir.Value],
-          reduced: ir.Value | None = None):
+          reduced: Callable[[Reduced], ir.Value] | None = None):
     def leaf(e: Expr) -> ir.Value:
         if isinstance(e, Load):
             if e.input not in cache:
@@ -136,7 +138,7 @@ def _leaf(g: _Gen, pos: dict[int, ir.Value], cache: dict[int, ir.Value],
         if isinstance(e, Scalar):
             return g.splat(g.scalars[e.slot])
         if isinstance(e, Reduced) and reduced is not None:
-            return reduced
+            return reduced(e)
         raise ValueError(f"{e} cannot be evaluated here")
     return leaf
 

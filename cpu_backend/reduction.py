@@ -27,7 +27,7 @@ from typing import Callable
 from llvmlite import ir
 
 from scheduler.dtypes import DType, float32, int64
-from scheduler.kernel_ir import Reduce
+from scheduler.kernel_ir import Reduce, Reduced
 
 from .lowering import I1, cast, const, intrinsic, mem_type, reg_type
 from .vmath import exp, log
@@ -193,11 +193,14 @@ class Accumulator:
         scale = b.select(same, const(d, 1.0), exp(b, b.fsub(m, big)))
         return [big, b.fadd(b.fmul(s, scale), bs)]
 
-    def lse_result(self, b: ir.IRBuilder, carry: list[ir.Value]) -> ir.Value:
-        """m + log(s) for a finite max, else the max itself (-inf, +inf, NaN)."""
+    def lse_result(self, b: ir.IRBuilder, carry: list[ir.Value], part: str) -> ir.Value:
+        """m + log(s) for a finite max, else the max itself (-inf, +inf, NaN);
+        part "log_sum": log(s) for a finite max, else NaN."""
         m, s = carry
         absm = b.call(intrinsic(b, "llvm.fabs", m.type, 1), [m])
         finite = b.fcmp_ordered("!=", absm, ir.Constant(m.type, float("inf")))
+        if part == "log_sum":
+            return b.select(finite, log(b, s), ir.Constant(m.type, float("nan")))
         return b.select(finite, b.fadd(m, log(b, s)), m)
 
     # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins --
@@ -248,13 +251,14 @@ class Accumulator:
                             b.fcmp_ordered("==", x, m))
         return b.icmp_unsigned("==", x, m)
 
-    def result(self, b: ir.IRBuilder, carry: list[ir.Value]) -> ir.Value:
-        """The `Reduced` value, in the Reduce's result dtype."""
+    def result(self, b: ir.IRBuilder, carry: list[ir.Value], e: Reduced) -> ir.Value:
+        """The value `e` reads (the result, or logsumexp's part "max" or
+        "log_sum"), in e's dtype."""
         if self.is_arg:
-            return cast(b, carry[1], int64, self.red.dtype)
-        if self.is_lse:
-            return cast(b, self.lse_result(b, carry), self.acc, self.red.dtype)
-        return cast(b, carry[0], self.acc, self.red.dtype)
+            return cast(b, carry[1], int64, e.dtype)
+        if self.is_lse and e.part != "max":
+            return cast(b, self.lse_result(b, carry, e.part), self.acc, e.dtype)
+        return cast(b, carry[0], self.acc, e.dtype)
 
     # partial buffers hold the carry in memory types
     def to_mem(self, b: ir.IRBuilder, v: ir.Value, d: DType) -> ir.Value:

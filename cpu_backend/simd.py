@@ -97,8 +97,8 @@ def row_invariant(k: Kernel) -> set[int]:
     """Ids of the exprs that have one value per row: built only from inputs
     read at inner stride 0 (loops.py loads them once per row), scalars and
     constants. Their dtype does not set the loop's width: LLVM hoists their
-    ops out of the row loop, so a float64 computed once per row (softmax's
-    hi + lo split of a float64 logsumexp) leaves a float32 loop 16 lanes wide."""
+    ops out of the row loop, so a float64 computed once per row (a float64
+    row statistic cast to float32, say) leaves a float32 loop 16 lanes wide."""
     fixed: set[int] = set()
     for e in postorder([o.expr for o in k.outputs]):
         if isinstance(e, Load):

@@ -131,6 +131,8 @@ class CUDABackend:
                     return False, f"output reads full-space input {e.input} after a reduction"
                 if isinstance(e, Reduced) and red is None:
                     return False, "Reduced without a reduction"
+                if isinstance(e, Reduced) and e.part and e.part not in REDUCTIONS[red.op].parts:
+                    return False, f"{red.op} has no part {e.part!r}"
         return True, "all ops lowered to CUDA C"
 
     def generated(self, kernel: Kernel) -> CudaSource:

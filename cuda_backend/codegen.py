@@ -259,8 +259,10 @@ class _Gen:
             v = cast(vals[id(o.expr)], o.expr.dtype, o.dtype)
             self.emit(f"out{n}[{pos}] = ({mtype(o.dtype)})({v});", ind)
 
-    def out_space(self, idx: list[str], ind: int, reduced: str | None = None) -> None:
-        """Out-space loads, output expressions and stores at out index `idx`."""
+    def out_space(self, idx: list[str], ind: int,
+                  reduced: dict[Reduced, str] | None = None) -> None:
+        """Out-space loads, output expressions and stores at out index `idx`;
+        `reduced` names the variable holding each `Reduced` value."""
         pos: dict[int, str] = {}
 
         def leaf(e):
@@ -276,8 +278,8 @@ class _Gen:
                 return self.load(i, pos[i], ind)
             if isinstance(e, Scalar):
                 return self.scalar_leaf(e)
-            if isinstance(e, Reduced):
-                return reduced, e.dtype
+            if isinstance(e, Reduced) and reduced is not None:
+                return reduced[e], e.dtype
             raise TypeError(e)
         roots = [o.expr for o in self.k.outputs] + [o.pos for o in self.k.outputs
                                                      if o.pos is not None]

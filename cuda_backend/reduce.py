@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.dtypes import DType, int64
-from scheduler.kernel_ir import Load, Scalar
+from scheduler.kernel_ir import Load, Reduced, Scalar, postorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from .codegen import _Gen
@@ -170,10 +170,20 @@ class Reduction:
         # epilogue: once per output element
         e("auto fin = [&](u64 o, St st) {", 1)
         res = "st.i" if is_arg else "st.v"
-        if is_lse:  # m + log(s) for a finite max (v - v == 0), else the max itself
-            res = "(st.v - st.v == 0 ? st.v + lz_log(st.i) : st.v)"
-        e(f"const {ctype(red.dtype)} red = {cast(res, int64_or(acc, is_arg), red.dtype)};", 2)
-        g.out_space(g.unravel("o", 0, k.n_out, "o", 2), 2, reduced="red")
+        # logsumexp: m + log(s) for a finite max (v - v == 0), else the max itself;
+        # its part "log_sum" is log(s) for a finite max, else NaN (v - v); "max" is v
+        values = {"": (res, int64_or(acc, is_arg)), "max": ("st.v", acc),
+                  "log_sum": ("(st.v - st.v == 0 ? lz_log(st.i) : st.v - st.v)", acc)}
+        if is_lse:
+            values[""] = ("(st.v - st.v == 0 ? st.v + lz_log(st.i) : st.v)", acc)
+        reads = dict.fromkeys(x for o in k.outputs for x in postorder([o.expr])
+                              if isinstance(x, Reduced))
+        names = {}
+        for n, x in enumerate(reads):
+            names[x] = f"red{n}"
+            value, dtype = values[x.part]
+            e(f"const {ctype(x.dtype)} red{n} = {cast(value, dtype, x.dtype)};", 2)
+        g.out_space(g.unravel("o", 0, k.n_out, "o", 2), 2, reduced=names)
         e("};", 1)
         # strategies
         e(f"i64 b[{nb}];", 1)

@@ -21,10 +21,10 @@ _NAMES = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "arg
 
 
 def _axes(t: Tensor, axis, op: str) -> tuple[int, ...]:
-    return _axes_of(t.shape, axis, op)
+    return axes_of(t.shape, axis, op)
 
 
-def _axes_of(shape: tuple[int, ...], axis, op: str) -> tuple[int, ...]:
+def axes_of(shape: tuple[int, ...], axis, op: str) -> tuple[int, ...]:
     """Reduced axes, sorted; () for a 0-d tensor (dim 0 or -1 names its one value)."""
     ndim = len(shape)
     if axis is None:
@@ -128,7 +128,7 @@ def _plan(op: str, axis, dim, keep: bool, dtype: DType | None, shape: tuple[int,
     if op in ("any", "all"):
         return None
     axis, keep = _options(axis, dim, keep, False)
-    axes = _axes_of(shape, axis, op)
+    axes = axes_of(shape, axis, op)
     if not axes or (op in ("argmax", "argmin") and axis is None and len(shape) > 1):
         return None
     red = REDUCTIONS[op]

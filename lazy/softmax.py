@@ -1,16 +1,17 @@
 """logsumexp, softmax and log_softmax (scipy.special / torch names).
 
 `logsumexp` is one reduction (an online running max and rescaled sum,
-scheduler/ops.py), so `softmax(x) = exp(x - logsumexp(x))` reads x twice:
-one reduction kernel, then one elementwise kernel, where the textbook
+scheduler/ops.py). Softmax reads two parts of that same pass, the max and
+the log of the rescaled sum: `exp((x - max) - log_sum)` reads x twice, one
+reduction kernel, then one elementwise kernel, where the textbook
 `e = exp(x - max); e / sum(e)` takes four passes and writes `e`.
 """
 from __future__ import annotations
 
 from scheduler.dtypes import float_result
-from scheduler.ops import REDUCTIONS
+from scheduler.passes import LSE_PARTS, lse_part_view
 
-from . import elementwise, reductions
+from . import elementwise, reductions, runtime
 from .tensor import Tensor, asarray_like
 
 
@@ -27,35 +28,33 @@ def logsumexp(x: object, axis=None, keepdims: bool = False, *, dim=None,
 
 
 def _log_softmax(t: Tensor, axis) -> Tensor:
-    """t - logsumexp(t, axis), made NaN where logsumexp is not finite (lse +
-    (lse - lse)): a row holding +inf or only -inf gives NaN, as `exp(x - max)
-    / sum(...)` does in NumPy and torch.
+    """(t - max) - log_sum over `axis`, both parts of one logsumexp pass
+    (scheduler/passes.py, which rewrites the softmax idiom the same way).
+    NaN where the max is not finite: a row holding +inf or only -inf gives
+    NaN, as `exp(x - max) / sum(...)` does in NumPy and torch.
 
-    For float32, logsumexp is kept in float64 and split into float32 hi + lo,
-    and t - lse computed as (t - hi) - lo: float32 accuracy for |t| up to
-    about 1e10 (rounded to float32, lse would put |lse| * eps into every
-    exponent). Beyond, the float64 lse loses log(sum) itself: at 1e15 and
-    above, and for rows of float32's min, results are wrong (docs/fusion.md).
-    The split is one value per row, so the elementwise pass stays float32
-    (simd.lanes)."""
-    acc = REDUCTIONS["logsumexp"].acc_dtype(t.dtype)
-    lse = reductions.reduce(t, "logsumexp", axis, keepdims=True, dtype=acc)
-    shift = lse + (lse - lse)
-    if acc == t.dtype:
-        return t - shift
-    hi = elementwise.cast(shift, t.dtype)
-    return (t - hi) - elementwise.cast(shift - elementwise.cast(hi, acc), t.dtype)
+    Not t - logsumexp(t): at |t| of about 1e16 (and rows of float32's min,
+    a fully masked attention row) max + log_sum has rounded log_sum away.
+    """
+    axes = reductions.axes_of(t.shape, axis, "logsumexp")
+    if not axes:  # nothing to reduce: log_softmax of one value is 0 (NaN if not finite)
+        return t - t
+    kshape = tuple(1 if d in axes else n for d, n in enumerate(t.shape))
+    pair = runtime.make("reduce", ((t._buf, t._view),), ("logsumexp", axes, LSE_PARTS), t.dtype,
+                        kshape + (len(LSE_PARTS),), t.device)
+    return (t - pair._as(lse_part_view(kshape, kshape, 0))) \
+        - pair._as(lse_part_view(kshape, kshape, 1))
 
 
 def softmax(x: object, axis=None, *, dim=None) -> Tensor:
     """exp(x) / sum(exp(x)) over `axis` (None: all elements, as scipy; torch's
-    `dim` is accepted), computed as exp(x - logsumexp(x)): two passes over x,
-    as accurate as the textbook form for logits up to about 1e10 (see
-    `_log_softmax`)."""
+    `dim` is accepted), computed as exp((x - max) - log_sum): two passes over
+    x, as accurate as the textbook form at any magnitude (see `_log_softmax`)."""
     t = _float(x)
     return elementwise.apply("exp", _log_softmax(t, dim if dim is not None else axis))
 
 
 def log_softmax(x: object, axis=None, *, dim=None) -> Tensor:
-    """x - logsumexp(x) over `axis` (None: all elements; or torch's `dim`)."""
+    """x - logsumexp(x) over `axis` (None: all elements; or torch's `dim`),
+    computed as (x - max) - log_sum."""
     return _log_softmax(_float(x), dim if dim is not None else axis)

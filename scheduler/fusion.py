@@ -12,6 +12,9 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
 - "one reduction per kernel": a reduction feeding another reduction;
 - "reduction read through a view": a consumer reads a reduction's result
   broadcast or permuted, which needs the whole result first;
+- "reduction parts": a reduction that writes several parts of its
+  accumulator (the softmax's max and log-sum, interleaved) is a kernel of
+  its own, read through views;
 - "epilogue reads through a view": same for an elementwise value computed
   after the reduction;
 - "kernel op cap": the kernel would compute more than config.max_kernel_ops
@@ -137,6 +140,8 @@ def can_fuse(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) ->
     if buf.node.op == "reduce":
         if group.kind == "reduce":
             return "one reduction per kernel"
+        if len(buf.node.arg) > 2:
+            return "reduction parts"
         if group.kind == "scatter" or not group.trivial or \
                 not all(is_trivial(v, buf) for _, v, _ in users):
             return "reduction read through a view"

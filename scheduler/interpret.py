@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .kernel_ir import Cast, Expr, Gather, Kernel, Launch, Load, Op, Reduced, Scalar, postorder
-from .ops import ELEMENTWISE, REDUCTIONS
+from .ops import ELEMENTWISE, REDUCTIONS, logsumexp_part
 from .view import View
 
 
@@ -48,10 +48,12 @@ def _evaluate(roots: list[Expr], leaf) -> dict[int, np.ndarray]:
     return values
 
 
-def _reduce(op: str, x: np.ndarray, acc, n_out_shape) -> np.ndarray:
+def _reduce(op: str, x: np.ndarray, acc, n_out_shape, part: str) -> np.ndarray:
     extent = math.prod(x.shape[len(n_out_shape):])
     flat = x.reshape(tuple(n_out_shape) + (extent,))
     red = REDUCTIONS[op]
+    if part:  # only logsumexp has parts (ops.Reduction.parts)
+        return logsumexp_part(part, flat, axis=-1)
     if op in ("sum", "prod"):
         return red.numpy(flat, axis=-1, dtype=acc.np)
     return red.numpy(flat, axis=-1)
@@ -72,7 +74,8 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
             loaded[(i, space)] = pos if kernel.inputs[i].iota else inputs[i][pos]
         return loaded[(i, space)]
 
-    reduced = None
+    reduced: dict[str, np.ndarray] = {}  # by part
+    x = None
     if kernel.reduce is not None:
         r = kernel.reduce
 
@@ -89,7 +92,6 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
         x = np.broadcast_to(x, shape)
         if x.size == 0 and math.prod(out_shape) and REDUCTIONS[r.op].identity is None:
             raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
-        reduced = np.asarray(_reduce(r.op, x, r.acc, out_shape)).astype(r.dtype.np)
 
     def leaf_out(e: Expr):
         if isinstance(e, Gather):
@@ -99,7 +101,10 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
         if isinstance(e, Scalar):
             return np.array(launch.scalars[e.slot], dtype=e.dtype.np)
         if isinstance(e, Reduced):
-            return reduced
+            if e.part not in reduced:
+                reduced[e.part] = np.asarray(_reduce(kernel.reduce.op, x, kernel.reduce.acc,
+                                                     out_shape, e.part))
+            return reduced[e.part]
         raise TypeError(e)
 
     roots = [o.expr for o in kernel.outputs] + [o.pos for o in kernel.outputs if o.pos is not None]

@@ -70,8 +70,13 @@ class Gather:
 
 @dataclass(frozen=True)
 class Reduced:
-    """The kernel's reduction result, readable only by outputs (epilogue)."""
+    """The kernel's reduction result, readable only by outputs (epilogue).
+
+    `part` "" is the result; another names a part of the accumulator that
+    the op lists (ops.Reduction.parts: logsumexp's "max" and "log_sum"),
+    so one pass can give a softmax both."""
     dtype: DType
+    part: str = ""
 
 
 Expr = Union[Load, Scalar, Op, Cast, Gather, Reduced]
@@ -172,7 +177,8 @@ class Kernel:
         lines = [f"{self.ndim} {self.n_reduce} {self.inputs!r} {self.scalars!r}"]
         for e in order:
             kids = [index[id(c)] for c in children(e)]
-            tag = e.name if isinstance(e, Op) else getattr(e, "input", getattr(e, "slot", ""))
+            tag = e.name if isinstance(e, Op) else getattr(e, "input", getattr(e, "slot",
+                                                                           getattr(e, "part", "")))
             lines.append(f"{type(e).__name__} {tag} {e.dtype.name} {kids}")
         if self.reduce:
             r = self.reduce

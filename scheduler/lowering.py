@@ -198,7 +198,7 @@ def lower(group: Group, name_index: int) -> Step:
         out_views = [node.arg if node.arg is not None else View.contiguous(out_shape)]
     elif group.kind == "reduce":
         red = group.reduce.node
-        op, axes = red.arg
+        op, axes = red.arg[:2]
         src, src_view = red.srcs[0]
         in_shape = src_view.shape
         out_axes = [d for d in range(len(in_shape)) if d not in axes]
@@ -213,12 +213,20 @@ def lower(group: Group, name_index: int) -> Step:
     else:
         domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
     space = "out" if reduce else "full"
+    parts = root.node.arg[2] if root.node.op == "reduce" and len(root.node.arg) > 2 else ()
     if group.kind != "scatter":
         out_shape = tuple(domain[:n_out])
-        epilogue = b.build(root, (View.contiguous(out_shape),), space)
-        out_views = [View.contiguous(out_shape)]
     # (dtype, value, position, index in outputs, (kernel output it follows, delta) or None)
-    specs = [(root.dtype, epilogue, pos, 0, None)]
+    if parts:  # the root is the reduction: one output per part, interleaved on its last axis
+        step = tuple(len(parts) * s for s in contiguous_strides(out_shape))
+        specs = [(root.dtype, Reduced(root.dtype, p), None, 0, (0, i) if i else None)
+                 for i, p in enumerate(parts)]
+        out_views = [View(out_shape, step, i) for i in range(len(parts))]
+    else:
+        if group.kind != "scatter":
+            epilogue = b.build(root, (View.contiguous(out_shape),), space)
+            out_views = [View.contiguous(out_shape)]
+        specs = [(root.dtype, epilogue, pos, 0, None)]
     for n, buf in enumerate(group.extra, 1):  # each read of it, written where it is read
         paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
                        key=lambda p: p[0].offset)

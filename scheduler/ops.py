@@ -251,11 +251,29 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> np.ndarray:
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
+def logsumexp_part(part: str, x, axis=None) -> np.ndarray:
+    """One part of logsumexp's accumulator, computed in float64: "max" is the
+    max m, "log_sum" is log(sum(exp(x - m))) for a finite m, else NaN.
+
+    Softmax reads the two parts, not m + log_sum: once |m| is about 1e16 a
+    float64 sum has rounded log_sum away, while (x - m) - log_sum keeps it.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+        if part == "max":
+            return np.squeeze(m, axis=axis)
+        finite = np.isfinite(m)
+        s = np.sum(np.exp(x - np.where(finite, m, 0.0)), axis=axis, keepdims=True)
+        return np.squeeze(np.where(finite, np.log(s), np.nan), axis=axis)
+
+
 @dataclass(frozen=True)
 class Reduction:
     name: str
     numpy: Callable[..., np.ndarray]
     identity: object | None  # value of an empty reduction; None: empty is an error
+    parts: tuple[str, ...] = ()  # what else its accumulator can give (kernel_ir.Reduced.part)
 
     def result_dtype(self, dtype: DType) -> DType:
         if self.name in ("sum", "prod"):
@@ -295,5 +313,5 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
     Reduction("argmin", np.argmin, None),
     Reduction("any", np.any, False),
     Reduction("all", np.all, True),
-    Reduction("logsumexp", logsumexp, float("-inf")),
+    Reduction("logsumexp", logsumexp, float("-inf"), parts=("max", "log_sum")),
 ]}

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import DType
 from .graph import Buffer, Node, const_key
-from .ops import ELEMENTWISE, REDUCTIONS
+from .ops import ELEMENTWISE
 from .view import View
 
 
@@ -161,42 +161,42 @@ def _new(op: str, srcs: tuple, arg, dtype: DType, shape: tuple[int, ...], where:
     return Buffer.pending_from(Node(op, srcs, arg, dtype, shape, where), device)
 
 
-def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, vm: View, s: Buffer,
-                       d: Buffer) -> Buffer:
-    """x - lse, lse = logsumexp(x, axes), made NaN unless finite (lse + (lse -
-    lse)), which is what `e / sum(e)` gives for rows holding +inf or only -inf.
+LSE_PARTS = ("max", "log_sum")  # the logsumexp parts a softmax reads (ops.logsumexp_part)
 
-    Where lse is accumulated in a wider dtype (float32 x: float64), it is
-    split into x's dtype as hi + lo and the difference taken as (x - hi) - lo,
-    as lazy.log_softmax does: rounding lse to float32 would put an error of
-    |lse| * eps into every exponent (tied logits of 1e8 gave 1.0 each, not
-    0.5). The split reads one float64 per row; it is row-invariant, so the
-    elementwise pass keeps its float32 vector width (simd.lanes). Logits
-    beyond about 1e10 still lose accuracy in the float64 lse (docs/fusion.md).
+
+def lse_part_view(shape: tuple[int, ...], kshape: tuple[int, ...], part: int) -> View:
+    """How `x - m` over `shape` reads part `part` of a keepdims logsumexp
+    with LSE_PARTS (a buffer of shape kshape + (2,), parts interleaved),
+    broadcast along the reduced axes."""
+    cs = View.contiguous(kshape).strides
+    n = len(LSE_PARTS)
+    return View(shape, tuple(0 if k == 1 else n * c for k, c in zip(kshape, cs)), part)
+
+
+def _log_softmax_nodes(x: Buffer, vx: View, axes, m: Buffer, d: Buffer) -> Buffer:
+    """x - lse, lse = logsumexp(x, axes), as (x - max) - log_sum from one
+    pass that gives both parts (NaN where the max is not finite: what
+    `e / sum(e)` gives for rows holding +inf or only -inf).
+
+    Not x - (max + log_sum): once |max| is about 1e16 (float32's min, a
+    fully masked attention row, included) the sum rounds log_sum away, and
+    rounded to float32 it puts |lse| * eps into every exponent. Both parts
+    are in x's dtype; the max is exact there.
     """
     dev, dtype, kshape, shape = m.device, x.dtype, m.node.shape, d.node.shape
-    k = View.contiguous(kshape)
-    acc = REDUCTIONS["logsumexp"].acc_dtype(dtype)
-    at_m, at_s = m.node.where, s.node.where
-
-    def row(op: str, srcs: tuple, dt: DType) -> Buffer:
-        return _new(op, tuple((b, k) for b in srcs), dt if op == "cast" else None, dt, kshape,
-                    at_s, dev)
-    lse = _new("reduce", ((x, vx),), ("logsumexp", axes), acc, kshape, at_m, dev)
-    shift = row("add", (lse, row("sub", (lse, lse), acc)), acc)
-    if acc == dtype:
-        return _new("sub", ((x, vx), (shift, vm)), None, dtype, shape, d.node.where, dev)
-    hi = row("cast", (shift,), dtype)
-    lo = row("cast", (row("sub", (shift, row("cast", (hi,), acc)), acc),), dtype)
-    x_hi = _new("sub", ((x, vx), (hi, vm)), None, dtype, shape, d.node.where, dev)
-    return _new("sub", ((x_hi, View.contiguous(shape)), (lo, vm)), None, dtype, shape,
-                d.node.where, dev)
+    pair = _new("reduce", ((x, vx),), ("logsumexp", axes, LSE_PARTS), dtype,
+                kshape + (len(LSE_PARTS),), m.node.where, dev)
+    x_m = _new("sub", ((x, vx), (pair, lse_part_view(shape, kshape, 0))), None, dtype, shape,
+               d.node.where, dev)
+    return _new("sub", ((x_m, View.contiguous(shape)), (pair, lse_part_view(shape, kshape, 1))),
+                None, dtype, shape, d.node.where, dev)
 
 
 def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:
     """Rewrite `e / e.sum(axes, keepdims)`, `e = exp(x - x.max(axes, keepdims))`,
-    into `exp(x - logsumexp(x, axes))`: two passes over x (one online
-    reduction, one elementwise kernel) instead of four, and `e` is never
+    into `exp((x - max) - log_sum)`, both parts of one online logsumexp:
+    two passes over x (the reduction, one elementwise kernel) instead of
+    four, and `e` is never
     written. Only the division's node changes; the max, `e` and the sum are
     left as they were (a tensor still holding one of them computes it later),
     and the rewrite is skipped when the sync asks for one of them or another
@@ -210,8 +210,8 @@ def rewrite_softmax(order: list[Buffer], requested: set[int]) -> int:
         parts = _softmax_parts(y, reads, requested)
         if parts is None:
             continue
-        x, vx, axes, m, d, _e, s = parts
-        z = _log_softmax_nodes(x, vx, axes, m, d.node.srcs[1][1], s, d)
+        x, vx, axes, m, d, _e, _s = parts
+        z = _log_softmax_nodes(x, vx, axes, m, d)
         shape = y.node.shape
         y.node = Node("exp", ((z, View.contiguous(shape)),), None, y.dtype, shape, y.node.where)
         done += 1

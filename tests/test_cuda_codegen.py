@@ -54,7 +54,7 @@ def libs():
 
 def run_case(case: Case, libs, **kw) -> None:
     for mode, nparts in case.modes:
-        outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
+        outs = case.fresh(lambda e: np.full(len(e), 7, e.dtype))
         emulator.run(case.kernel, case.launch, case.inputs, outs,
                      lib=libs[generate(case.kernel).name], mode=mode, nparts=nparts, **kw)
         assert_outputs(case, outs, f"(mode {mode}, nparts {nparts})")
@@ -101,7 +101,7 @@ def test_packed_arguments(libs):
     lib = emulator.build(srcs)
     for case, src in zip(picks, srcs):
         for mode, nparts in case.modes:
-            outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
+            outs = case.fresh(lambda e: np.full(len(e), 7, e.dtype))
             emulator.run(case.kernel, case.launch, case.inputs, outs, lib=lib, src=src,
                          mode=mode, nparts=nparts)
             assert_outputs(case, outs, f"(packed, mode {mode}, nparts {nparts})")
@@ -235,7 +235,7 @@ def test_backend_compile_and_run_under_emulation(monkeypatch, libs, tmp_path):
             be = CUDABackend(mode=mode, nparts=nparts)
             compiled, info = be.compile(case.kernel)
             assert info.cache in ("miss", "disk") and be.compile(case.kernel)[1].cache == "hit"
-            outs = [cp.full(len(e), 7, e.dtype) for e in case.expected]
+            outs = case.fresh(lambda e: cp.full(len(e), 7, e.dtype))
             be.run(compiled, case.kernel, case.launch, case.inputs, outs)
             assert_outputs(case, outs, f"(CUDABackend, mode {mode}, nparts {nparts})")
     assert list(tmp_path.glob("cuda-*.img")), "compiled images were not cached on disk"

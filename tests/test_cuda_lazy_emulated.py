@@ -500,6 +500,28 @@ def test_fused_prologue_and_epilogue(cuda):
     assert_ran_on_cuda()
 
 
+def test_softmax_reads_two_parts_of_one_reduction_on_cuda(cuda):
+    """The softmax idiom and lazy.log_softmax of the same x share their graph
+    (the reduction and x - max - log_sum), so both run in two CUDA kernels.
+    The reduction writes the max and the log-sum: tied logits of 1e16 are 0.5
+    and a row of float32's min (a fully masked attention row) is 1/3 each."""
+    a = np.array([[1e16, 1e16, 0.0], [np.finfo(np.float32).min] * 3, [3.0, 1.0, 2.0]],
+                 np.float32)
+    x = on_cuda(a)
+    lazy.log.clear()
+    e = lazy.exp(x - x.max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    del e
+    z = lazy.log_softmax(x, axis=1)
+    d = a.astype(np.float64) - a.max(1, keepdims=True)
+    want = np.exp(d) / np.exp(d).sum(1, keepdims=True)
+    check_all([(y, want.astype(np.float32)),
+               (z, (d - np.log(np.exp(d).sum(1, keepdims=True))).astype(np.float32))],
+              f32_rtol=1e-6, f32_atol=1e-6)
+    assert_ran_on_cuda(2)
+    assert [r.kernel for r in records("cuda")] == ["r0_logsumexp", "e1_sub_exp"]
+
+
 # -- matmul ----------------------------------------------------------------------------------
 def test_matmul_runs_on_cublas(cuda):
     rng = np.random.default_rng(7)

@@ -350,7 +350,7 @@ def test_cuda_random_under_emulation_matches_reference():
     lib = emulator.build(list({s.name: s for s in (generate(c.kernel) for c in cases)}.values()))
     for case in cases:
         for mode, nparts in case.modes:
-            outs = [np.full(len(e), 7, e.dtype) for e in case.expected]
+            outs = case.fresh(lambda e: np.full(len(e), 7, e.dtype))
             emulator.run(case.kernel, case.launch, case.inputs, outs, lib=lib, mode=mode,
                          nparts=nparts)
             for got, want in zip(outs, case.expected):

@@ -36,9 +36,19 @@ class Case:
     kernel: Kernel
     launch: Launch
     inputs: list                       # flat NumPy arrays (None for iota)
-    expected: list[np.ndarray] = field(default_factory=list)  # interpret.run's outputs
+    expected: list[np.ndarray] = field(default_factory=list)  # interpret.run's outputs, one
+    # per kernel output; outputs that write one buffer (a reduction's parts) share its array
     inexact: bool = False              # transcendental ops: compare with a tolerance
     modes: tuple = ((None, None),)     # (mode, nparts) to run; None: the default choice
+
+    def fresh(self, make: Callable[[np.ndarray], object]) -> list:
+        """Output arrays to run the kernel into, `make(expected)` for each distinct
+        buffer, shared by the outputs that write it (as the scheduler binds them)."""
+        made: dict[int, object] = {}
+        for e in self.expected:
+            if id(e) not in made:
+                made[id(e)] = make(e)
+        return [made[id(e)] for e in self.expected]
 
 
 def values(rng: np.random.Generator, dtype: str, shape, special: bool = True) -> np.ndarray:
@@ -83,11 +93,12 @@ def cases_from(name: str, tensors: list) -> list[Case]:
             continue
         ins = [None if b is None else arr(b) for b in step.inputs]
         ref = [np.zeros(b.size, b.dtype.np) for b in step.outputs]
-        interpret.run(step.kernel, step.launch, ins, ref)
+        per_output = [ref[i] for i in step.out_index]
+        interpret.run(step.kernel, step.launch, ins, per_output)
         for b, r in zip(step.outputs, ref):
             known[id(b)] = r
         modes = REDUCE_MODES if step.kernel.reduce is not None else ((None, None),)
-        out.append(Case(f"{name}/{n}:{step.name}", step.kernel, step.launch, ins, ref,
+        out.append(Case(f"{name}/{n}:{step.name}", step.kernel, step.launch, ins, per_output,
                         is_inexact(step.kernel), modes))
     return out
 
@@ -180,9 +191,12 @@ def builders() -> dict[str, Callable[[np.random.Generator], list]]:
             x = _arr(rng, d, (6, 37))  # quarter-integers with NaN, +-inf, -0.0
             rows = lazy.asarray(np.array([[-np.inf] * 5, [np.inf, 1, 2, -np.inf, 3],
                                           [1e4, -1e4, 1e4, 0, 1], [-1e4] * 5], d))
+            far = lazy.asarray(np.array([[1e16, 1e16, 0, 1e16, 1],  # ties: max + log_sum
+                                         [np.finfo(d).min] * 5], d))  # is max, log_sum lost
             return [lazy.logsumexp(x, axis=1), lazy.logsumexp(x, axis=0), lazy.logsumexp(x),
                     lazy.logsumexp(rows, axis=1), lazy.logsumexp(_arr(rng, d, (3, 0)), axis=1),
-                    lazy.softmax(x * 100, axis=1), lazy.log_softmax(x, axis=0)]
+                    lazy.softmax(x * 100, axis=1), lazy.log_softmax(x, axis=0),
+                    lazy.softmax(far, axis=1), lazy.log_softmax(rows, axis=1)]
         B[f"reduce/logsumexp/{d}"] = lse
     B["reduce/view"] = lambda rng: [_arr(rng, "int64", (12, 10))[::-2, 1::3].sum(axis=0),
                                     _arr(rng, "float32", (20, 3)).T.argmax(axis=1)]
