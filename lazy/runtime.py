@@ -42,6 +42,11 @@ _writes: dict[int, "Storage"] = {}
 # run it twice, and a sync rewrites the graph the other one walks.
 _sync_lock = threading.RLock()
 _version_lock = threading.Lock()  # `new_version`: read a storage's buffer, then replace it
+# `_live` and `_writes`: every change, and every copy of many entries, holds
+# this lock. Copying a dict (`list(d.items())`) allocates, so the collector
+# may run a finalizer in the middle of it, and the interpreter may switch
+# there to a thread that inserts: "dictionary changed size during iteration".
+_tables_lock = threading.Lock()
 
 
 class ImplicitSyncError(RuntimeError):
@@ -52,21 +57,22 @@ def track(s: "Storage") -> None:
     """Remember `s` until it dies. The table keeps the order storages were
     first tracked in, which is the order a full sync realizes them in."""
     key = id(s)
-    old = _live.get(key)
-    if old is not None:
-        if old() is s:  # already tracked: a write made a new version
-            return
-        _live.pop(key, None)  # a dead storage's id, reused: the new one goes last
-    _live[key] = weakref.ref(s)
-    if len(_live) >= _sweep_at:
-        _sweep()
+    with _tables_lock:
+        old = _live.get(key)
+        if old is not None:
+            if old() is s:  # already tracked: a write made a new version
+                return
+            del _live[key]  # a dead storage's id, reused: the new one goes last
+        _live[key] = weakref.ref(s)
+        if len(_live) >= _sweep_at:
+            _sweep()
 
 
 def _sweep() -> None:
+    """Drop the dead storages' entries (the caller holds _tables_lock)."""
     global _sweep_at
-    for key, ref in list(_live.items()):
-        if ref() is None:
-            _live.pop(key, None)  # another thread may be sweeping too
+    for key in [key for key, ref in _live.items() if ref() is None]:
+        del _live[key]
     _sweep_at = max(1024, 2 * len(_live))
 
 
@@ -141,15 +147,18 @@ def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
         whole = View((old.size,), (1,), 0)
         storage.buf = pending("scatter", ((old, whole), *srcs), arg, old.dtype, (old.size,),
                               old.device)
-        if old.array is not None or id(storage) in _writes:
-            _writes[id(storage)] = storage
+        with _tables_lock:
+            if old.array is not None or id(storage) in _writes:
+                _writes[id(storage)] = storage
         track(storage)
     count_node()
 
 
 def live_pending() -> list[Buffer]:
     seen: dict[int, Buffer] = {}
-    for ref in list(_live.values()):
+    with _tables_lock:
+        refs = list(_live.values())
+    for ref in refs:
         s = ref()
         if s is not None and s.buf.pending:
             seen.setdefault(id(s.buf), s.buf)
@@ -175,8 +184,8 @@ def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
     whose writes have run."""
     with _sync_lock:
         _realize_locked([b for b in bufs if b.pending], cause, where)
-        for key, s in list(_writes.items()):
-            if not s.buf.pending:
+        with _tables_lock:
+            for key in [key for key, s in _writes.items() if not s.buf.pending]:
                 del _writes[key]
 
 

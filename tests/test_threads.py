@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import lazy
+import lazy.runtime
 
 
 @pytest.fixture
@@ -41,7 +42,8 @@ def _run(*targets) -> None:
         th.start()
     for th in threads:
         th.join()
-    assert not errors, errors
+    if errors:
+        raise errors[0]  # with the failing thread's traceback
 
 
 def test_readers_built_by_two_threads_are_all_kept(switch_often):
@@ -139,3 +141,56 @@ def test_explain_while_another_thread_syncs(switch_often):
         finally:
             stop.set()
     _run(explainer, syncer)
+
+
+class _InterruptedTable(dict):
+    """The table of live storages, whose copy runs Python code half-way, as a
+    finalizer the collector runs there does: `pause()` is called once."""
+
+    def __init__(self, entries: dict, pause):
+        super().__init__(entries)
+        self.pause = pause
+
+    def _walk(self, view):
+        for n, item in enumerate(view):
+            if n == 1 and self.pause is not None:
+                pause, self.pause = self.pause, None
+                pause()
+            yield item
+
+    def items(self):
+        return self._walk(dict.items(self))
+
+    def values(self):
+        return self._walk(dict.values(self))
+
+
+@pytest.mark.parametrize("copy", ["sweep", "pending"])
+def test_a_thread_tracks_while_another_copies_the_live_table(monkeypatch, copy):
+    """Copying the table of live storages (a sweep of dead entries, or a sync
+    collecting what is pending) allocates, so the collector may run a
+    finalizer in the middle, and the interpreter may switch there to a
+    thread that builds an op: its insert made the copy raise "dictionary
+    changed size during iteration" (once in a few full test runs). Now the
+    other thread waits for the copy; here the copy waits 0.3 s for it."""
+    others: list = []
+    started: list[threading.Thread] = []
+
+    def pause():
+        th = threading.Thread(target=lambda: others.append(lazy.zeros(3)))
+        th.start()
+        started.append(th)
+        th.join(timeout=0.3)
+    keep = [lazy.zeros(1) for _ in range(3)]
+    monkeypatch.setattr(lazy.runtime, "_live", _InterruptedTable(lazy.runtime._live, pause))
+    if copy == "sweep":
+        monkeypatch.setattr(lazy.runtime, "_sweep_at", 0)  # the next op sweeps
+        t = lazy.zeros(2)
+    else:  # what `lazy.sync()` and `explain()` realize or plan: every pending tensor
+        t = keep[0] + 1.0
+        assert t._buf in lazy.runtime.live_pending()
+    started[0].join()
+    assert t.numpy().tolist() == ([0.0, 0.0] if copy == "sweep" else [1.0])
+    assert others[0].numpy().tolist() == [0.0, 0.0, 0.0]
+    live = {id(s()) for s in dict.values(lazy.runtime._live)}
+    assert id(others[0]._storage) in live and id(t._storage) in live
