@@ -1,6 +1,7 @@
 """Run time of lazyrt's code against another code generation, in one process.
 
-    python benchmarks/codegen_ab.py [--rounds 21] [--b lsr|llvm-vectorizer|same]
+    python benchmarks/codegen_ab.py [--rounds 21] [--b lsr|llvm-vectorizer|prefer-256|same]
+                                    [--only W3,W4]
 
 Every workload's kernels are compiled a second time, in a JIT that differs
 in one choice (B), and each launch is sent to one or the other address,
@@ -15,12 +16,16 @@ B is one of:
 - `no-page-prefetch`: float32 row sums do not prefetch across 4 KB pages
   (loops.prefetch_ahead); the "4 KB pages" workloads read memory without
   huge pages, where it matters;
+- `prefer-256`: loops LLVM vectorizes use 256-bit vectors at most (LLVM's
+  tuning for Intel server cores; lazyrt asks for 512-bit ones where the
+  host has AVX-512: cpu_backend/jit.py, `_features`);
 - `same`: lazyrt's code again, so every ratio should be 1.00 within noise,
   which checks the harness itself (a variant mapped to the wrong twin once
   made "B" look 20-45% slower).
 
 docs/performance.md ("Compile latency without LSR", "The generator's own
-vector loops", "Prefetching across 4 KB pages") has results.
+vector loops", "Prefetching across 4 KB pages", "512-bit vector loops on
+Intel") has results.
 """
 from __future__ import annotations
 
@@ -78,8 +83,22 @@ class NoPagePrefetch(J.JIT):
             loops.PAGE_PREFETCH = saved
 
 
+class Prefer256(J.JIT):
+    """A JIT whose loop vectorizer prefers 256-bit vectors, as LLVM's tuning
+    for Intel's AVX-512 server cores does (lazyrt turns that off:
+    jit._features, "-prefer-256-bit")."""
+
+    def __init__(self, cache_dir=None):
+        saved = J._features
+        J._features = lambda: saved().replace("-prefer-256-bit", "+prefer-256-bit")
+        try:
+            super().__init__(cache_dir)
+        finally:
+            J._features = saved
+
+
 B_JITS = {"lsr": WithLSR, "llvm-vectorizer": LLVMVectorizer, "no-page-prefetch": NoPagePrefetch,
-          "same": J.JIT}
+          "prefer-256": Prefer256, "same": J.JIT}
 
 
 def small_pages(a: np.ndarray) -> np.ndarray:
@@ -153,6 +172,7 @@ def twin_addresses(jit: J.JIT, other: J.JIT) -> dict[int, int]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=21)
+    p.add_argument("--only", default="", help="comma-separated workload names (substrings) to run")
     p.add_argument("--b", choices=sorted(B_JITS), default="llvm-vectorizer",
                    help="what the second JIT changes (same: nothing, a harness check)")
     args = p.parse_args()
@@ -173,6 +193,8 @@ def main() -> None:
     pool.launch = timed_launch
     print(f"kernel ms, medians of {args.rounds}; A: lazyrt, B: {args.b}")
     for name, f in work.items():
+        if args.only and not any(w in name for w in args.only.split(",")):
+            continue
         t: dict[bool, list[float]] = {False: [], True: []}
         for r in range(args.rounds):
             for twin in ((False, True) if r % 2 else (True, False)):

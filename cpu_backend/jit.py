@@ -50,9 +50,19 @@ def _features() -> str:
     """Host features, plus "prefer no gather/scatter": 64-bit-index gathers are
     slow on current x86 cores (30 ms vs 6 ms scalar for a stride-2 10M-element
     kernel on Zen 4), and without them a constant-stride access vectorizes
-    with wide loads and shuffles instead."""
+    with wide loads and shuffles instead.
+
+    And not "prefer 256-bit": LLVM's tuning for Intel's AVX-512 server cores
+    (Sapphire/Emerald Rapids, ...) has its loop vectorizer stop at 256-bit
+    vectors, so a reduction's loop read 32 floats per iteration there
+    instead of 64. On an Emerald Rapids VM the 512-bit loops ran the W3
+    sums 4-12% faster, the softmax's logsumexp 8%, argmax rows 15%, and
+    nothing slower (docs/performance.md, "512-bit vector loops on Intel").
+    simd.py's loops name their vector types and were 512-bit already. A
+    host without AVX-512 still gets its widest registers."""
     feats = llvm.get_host_cpu_features().flatten()
-    return ",".join(f for f in (feats, "+prefer-no-gather", "+prefer-no-scatter") if f)
+    return ",".join(f for f in (feats, "+prefer-no-gather", "+prefer-no-scatter",
+                                "-prefer-256-bit") if f)
 
 
 def _target_machine() -> llvm.TargetMachine:

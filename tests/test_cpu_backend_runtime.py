@@ -6,6 +6,7 @@ test_disk_cache.py."""
 from __future__ import annotations
 
 import math
+import re
 import threading
 
 import llvmlite.binding as llvm
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from cpu_backend import CPUBackend
-from cpu_backend.jit import JIT, without_lsr
+from cpu_backend.jit import JIT, _features, without_lsr
 from cpu_backend.keys import structural_key
 from scheduler.dtypes import ALL, DType, bool_, float32, float64, int32, int64
 from scheduler.kernel_ir import (Cast, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
@@ -51,6 +52,17 @@ def test_compile_once_per_structure(tmp_path):
     k3 = contiguous_kernel(lambda x, y: binop("mul", x, y), [float32, float32], float32)
     assert be.compile(k3)[1].new == "new structure"
     assert len(be.jit) == 5
+
+
+def test_loops_llvm_vectorizes_use_the_widest_vectors(tmp_path):
+    """LLVM's tuning for Intel's AVX-512 server cores prefers 256-bit vectors;
+    jit._features turns that off, so a float32 sum's loop adds the host's
+    widest registers: zmm with AVX-512 (the machines here), else ymm."""
+    assert "-prefer-256-bit" in _features().split(",")
+    host = llvm.get_host_cpu_features()
+    widest = "zmm" if host.get("avx512f") else "ymm" if host.get("avx") else "xmm"
+    asm = JIT(cache_dir=tmp_path).assembly(reduce_kernel("sum", float32))
+    assert re.search(rf"addps\s[^\n]*%{widest}", asm), f"no {widest} add in the float32 sum"
 
 
 def test_code_generation_skips_lsr_and_restores_the_option(tmp_path):
