@@ -15,7 +15,7 @@ from scheduler.backend import CompileInfo
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
                                  postorder)
-from scheduler.ops import REDUCTIONS, operand_error
+from scheduler.ops import REDUCTIONS, operand_error, part_error
 
 from .jit import JIT, Compiled
 from .dispatch import LaunchRecord
@@ -214,9 +214,8 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
                 return False, f"output reads full-space input {e.input} after a reduction"
             if isinstance(e, Reduced) and kernel.reduce is None:
                 return False, "Reduced without a reduction"
-            if isinstance(e, Reduced) and e.part and \
-                    e.part not in REDUCTIONS[kernel.reduce.op].parts:
-                return False, f"{kernel.reduce.op} has no part {e.part!r}"
+            if isinstance(e, Reduced) and part_error(kernel.reduce.op, e.part):
+                return False, part_error(kernel.reduce.op, e.part)
     if any(o.pos is not None for o in kernel.outputs):
         return True, "all ops lowered; indexed stores run on one thread in C order"
     return True, "all ops lowered"

@@ -23,7 +23,7 @@ import numpy as np
 from scheduler.backend import CompileInfo
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, postorder
-from scheduler.ops import REDUCTIONS, operand_error
+from scheduler.ops import REDUCTIONS, operand_error, part_error
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
 from .launch import bind, plan_launch
@@ -131,8 +131,8 @@ class CUDABackend:
                     return False, f"output reads full-space input {e.input} after a reduction"
                 if isinstance(e, Reduced) and red is None:
                     return False, "Reduced without a reduction"
-                if isinstance(e, Reduced) and e.part and e.part not in REDUCTIONS[red.op].parts:
-                    return False, f"{red.op} has no part {e.part!r}"
+                if isinstance(e, Reduced) and part_error(red.op, e.part):
+                    return False, part_error(red.op, e.part)
         return True, "all ops lowered to CUDA C"
 
     def generated(self, kernel: Kernel) -> CudaSource:

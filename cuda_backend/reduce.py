@@ -170,12 +170,11 @@ class Reduction:
         # epilogue: once per output element
         e("auto fin = [&](u64 o, St st) {", 1)
         res = "st.i" if is_arg else "st.v"
-        # logsumexp: m + log(s) for a finite max (v - v == 0), else the max itself;
-        # its part "log_sum" is log(s) for a finite max, else NaN (v - v); "max" is v
+        if is_lse:  # m + log(s) for a finite max (v - v == 0), else the max itself
+            res = "(st.v - st.v == 0 ? st.v + lz_log(st.i) : st.v)"
+        # logsumexp's parts: "max" is v; "log_sum" is log(s) for a finite max, else NaN (v - v)
         values = {"": (res, int64_or(acc, is_arg)), "max": ("st.v", acc),
                   "log_sum": ("(st.v - st.v == 0 ? lz_log(st.i) : st.v - st.v)", acc)}
-        if is_lse:
-            values[""] = ("(st.v - st.v == 0 ? st.v + lz_log(st.i) : st.v)", acc)
         reads = dict.fromkeys(x for o in k.outputs for x in postorder([o.expr])
                               if isinstance(x, Reduced))
         names = {}

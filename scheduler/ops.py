@@ -315,3 +315,11 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
     Reduction("all", np.all, True),
     Reduction("logsumexp", logsumexp, float("-inf"), parts=("max", "log_sum")),
 ]}
+
+
+def part_error(op: str, part: str) -> str | None:
+    """Why a `Reduced` of reduction `op` cannot read `part`, or None if it
+    can: the rule every backend checks (as `operand_error` for ops)."""
+    if part and part not in REDUCTIONS[op].parts:
+        return f"{op} has no part {part!r}"
+    return None
