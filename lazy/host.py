@@ -11,6 +11,7 @@ ordered against reads through the other, as NumPy's are.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -85,6 +86,13 @@ _WRAPPED: dict[int, list[tuple[weakref.ref, np.ndarray]]] = {}
 # every export of the same memory has an owner of its own, so these are
 # matched by address against every entry, and every miss looks at them.
 _FOREIGN: set[int] = set()
+# Held while an entry list is replaced or grown, so that no thread's append
+# lands in a list another thread is replacing. Reentrant: `_forget` runs as
+# a weakref callback, so a collection may run it on a thread that holds it.
+# Readers take no lock: they copy `_FOREIGN` and `_WRAPPED` with `list()`,
+# which runs neither Python code nor the collector between items, and an
+# entry list is only ever appended to or replaced whole, never cut.
+_lock = threading.RLock()
 
 
 def _owner(a: np.ndarray) -> object:
@@ -103,18 +111,30 @@ def remember_storage(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
     if not a.flags.writeable or a.size == 0 or _owner(flat) is not owner:
         return
     key = id(owner)
+    entry = (weakref.ref(storage, lambda ref: _forget(key)), flat)
+    with _lock:
+        _WRAPPED.setdefault(key, []).append(entry)
+        if not isinstance(owner, np.ndarray):
+            _FOREIGN.add(key)
 
-    def forget(ref: weakref.ref) -> None:
-        live = [e for e in _WRAPPED.get(key, ()) if e[0] is not ref]
+
+def _forget(key: int) -> None:
+    """Keep only `key`'s live entries (a storage over its memory died). The
+    list is built anew, which allocates, so another callback may replace it
+    meanwhile: then build it again from that one."""
+    with _lock:
+        while True:
+            old = _WRAPPED.get(key)
+            if old is None:
+                return
+            live = [e for e in old if e[0]() is not None]
+            if _WRAPPED.get(key) is old:
+                break
         if live:
             _WRAPPED[key] = live
         else:
-            _WRAPPED.pop(key, None)
+            del _WRAPPED[key]
             _FOREIGN.discard(key)
-
-    _WRAPPED.setdefault(key, []).append((weakref.ref(storage, forget), flat))
-    if not isinstance(owner, np.ndarray):
-        _FOREIGN.add(key)
 
 
 def shared_view(a: np.ndarray) -> tuple[object, View] | None:
@@ -129,7 +149,7 @@ def shared_view(a: np.ndarray) -> tuple[object, View] | None:
     owner = _owner(a)
     found = _within(_WRAPPED.get(id(owner), ()), a)
     if found is None and (_FOREIGN or not isinstance(owner, np.ndarray)):
-        keys = _FOREIGN if isinstance(owner, np.ndarray) else list(_WRAPPED)
+        keys = list(_FOREIGN) if isinstance(owner, np.ndarray) else list(_WRAPPED)
         found = _within([e for k in keys for e in _WRAPPED.get(k, ())], a)
     return found
 

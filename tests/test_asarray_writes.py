@@ -280,3 +280,83 @@ def test_array_in_the_other_byte_order_is_a_native_copy(dtype):
     lazy.sync()
     np.testing.assert_array_equal(a, np.arange(6).reshape(2, 3))
     assert_close(t, (np.arange(6).reshape(2, 3) + 1).astype(t.dtype.np))
+
+
+class _HookedTable(dict):
+    """host._WRAPPED whose lookups of one key run `hook` first, once: the
+    point where a collection may run a weakref callback in the middle of
+    a walk over the entries."""
+    def __init__(self, table: dict, key: int, hook):
+        super().__init__(table)
+        self.key, self.hook = key, hook
+
+    def get(self, key, default=None):
+        if key == self.key and self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return dict.get(self, key, default)
+
+
+def test_a_storage_dying_while_asarray_walks_the_foreign_entries(monkeypatch):
+    """`asarray` of an array no storage holds walks the entries whose owner
+    is not an ndarray (DLPack exports). Building that list allocates, so the
+    collector may run the weakref callback of a storage that just died, and
+    the callback removed its key from the set being walked: "Set changed
+    size during iteration". Here the walk drops the last reference itself."""
+    import gc
+    from lazy import host
+    keep = lazy.from_dlpack(np.arange(3.0))
+    doomed = [lazy.from_dlpack(np.arange(4.0))]
+    doomed_key = next(k for k, es in host._WRAPPED.items() if es[0][0]() is doomed[0]._storage)
+    assert doomed_key in host._FOREIGN and len(host._FOREIGN) >= 2
+
+    def drop():
+        doomed.clear()
+        gc.collect()
+    monkeypatch.setattr(host, "_WRAPPED", _HookedTable(host._WRAPPED, doomed_key, drop))
+    a = np.arange(5.0)
+    t = lazy.asarray(a)
+    assert not doomed and doomed_key not in host._WRAPPED and doomed_key not in host._FOREIGN
+    t += 1
+    lazy.sync()
+    np.testing.assert_array_equal(a, np.arange(5.0) + 1)
+    np.testing.assert_array_equal(keep.numpy(), np.arange(3.0))
+
+
+class _HookedEntries(list):
+    """An entry list whose walk runs `hook` after its first `at` items, once."""
+    def __init__(self, entries, at: int, hook):
+        super().__init__(entries)
+        self.at, self.hook = at, hook
+
+    def __iter__(self):
+        for i, e in enumerate(list.__iter__(self)):
+            if i == self.at and self.hook is not None:
+                hook, self.hook = self.hook, None
+                hook()
+            yield e
+
+
+def test_storages_over_one_array_dying_inside_each_others_cleanup(monkeypatch):
+    """Storages over one array in three dtypes are three entries of one key.
+    When one dies, its callback rebuilds the key's list from the live ones;
+    a second dying in the middle of that (the rebuild allocates) rebuilt it
+    first, and the outer one then wrote back its own list, which held the
+    second's dead entry and, through it, the memory. Now it rebuilds again."""
+    import gc
+    from lazy import host
+    a = np.zeros(4)
+    ts = [lazy.asarray(a), lazy.asarray(a.view(np.int64)), lazy.asarray(a.view(np.int32))]
+    key = id(a)
+    assert len(host._WRAPPED[key]) == 3
+
+    def drop_second():
+        ts[1] = None
+        gc.collect()
+    host._WRAPPED[key] = _HookedEntries(host._WRAPPED[key], 2, drop_second)  # after passing it
+    ts[0] = None
+    gc.collect()
+    assert [e[0]() for e in host._WRAPPED[key]] == [ts[2]._storage]
+    ts[2] += 1
+    lazy.sync()
+    np.testing.assert_array_equal(a.view(np.int32), np.ones(8))
