@@ -140,9 +140,9 @@ class Buffer:
     Python method, a callback and several GC-tracked objects per buffer),
     and safe when several threads build readers of one buffer: an append is
     atomic, and a sweep (under a lock) replaces only the prefix it read.
-    A list never shrinks below READERS_SWEEP before a sweep: at 8, a buffer
-    read in a loop (`x + 1`, dropped at once) was swept every 8 ops, 0.3 us
-    of every op's 4.8 (docs/performance.md, "Op build").
+    No list is swept before it holds READERS_SWEEP references: from 8, a
+    buffer read in a loop (`x + 1`, dropped at once) was swept every 8 ops,
+    0.3 us of every op's 4.8 (docs/performance.md, "Op build").
     """
     __slots__ = ("device", "dtype", "size", "array", "node", "readers", "_sweep_at",
                  "__weakref__")
