@@ -22,8 +22,8 @@ from scheduler.ops import RANDOM_OPS
 from scheduler.view import View
 
 from . import elementwise, runtime
-from .host import buffer_and_view, pending_shared_view, remember_storage, shared_view
-from .tensor import Tensor
+from .host import buffer_and_view, pending_shared_view, wrap_shared
+from .tensor import Storage, Tensor
 
 
 def resolve_device(device: object | None) -> str:
@@ -116,14 +116,10 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
         t = obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
         return t if dev is None else t.to(dev)
     if isinstance(obj, np.ndarray) and (dtype is None or as_dtype(dtype).np == obj.dtype):
-        shared = shared_view(obj)
-        if shared is not None:  # memory a live storage holds: a view of it
-            return _placed(Tensor._of(*shared), dev or "cpu")
+        # memory a live storage holds gives a view of that storage
+        return _placed(Tensor._of(*wrap_shared(obj, Storage)), dev or "cpu")
     buf, view = buffer_and_view(obj, dtype, copy=False)
-    t = Tensor._wrap(buf, view)
-    if isinstance(obj, np.ndarray):  # noted only when no copy was made
-        remember_storage(t._storage, obj, buf.array)
-    return _placed(t, dev or "cpu")
+    return _placed(Tensor._wrap(buf, view), dev or "cpu")
 
 
 def full(shape, fill_value: object, dtype: object = None, device: object = None) -> Tensor:

@@ -6,19 +6,22 @@ and the view carries its strides (negative and zero ones too).
 
 `lazy.asarray` of writeable memory that a live storage already wraps
 (`asarray(a)` twice, or `asarray(a[1:])` after `asarray(a)`) gives a
-view of that storage (`shared_view`), so that writes through either are
+view of that storage (`wrap_shared`), so that writes through either are
 ordered against reads through the other, as NumPy's are.
 """
 from __future__ import annotations
 
 import threading
 import weakref
+from typing import Callable, TypeVar
 
 import numpy as np
 
 from scheduler.dtypes import DEFAULT_FLOAT, DType, as_dtype
 from scheduler.graph import Buffer
 from scheduler.view import View
+
+T = TypeVar("T")
 
 
 def storage_of(a: np.ndarray) -> tuple[np.ndarray, View]:
@@ -78,21 +81,27 @@ def buffer_and_view(data: object, dtype: object | None, copy: bool) -> tuple[Buf
     return Buffer.realized(flat, "cpu", as_dtype(flat.dtype)), view
 
 
-# id of the object owning some memory -> (storage, flat array) of the live
-# storages `asarray` made over it. A live storage's flat array keeps the
-# owner alive, so its id cannot be reused while an entry for it is live.
-_WRAPPED: dict[int, list[tuple[weakref.ref, np.ndarray]]] = {}
+# id of the object owning some memory -> entries [storage ref, flat array]
+# of the live storages `asarray` made over it. A live storage's flat array
+# keeps the owner alive, so its id cannot be reused while an entry for it is
+# live.
+_WRAPPED: dict[int, list[list]] = {}
 # The keys whose owner is not an ndarray (a DLPack capsule, a torch tensor):
 # every export of the same memory has an owner of its own, so these are
 # matched by address against every entry, and every miss looks at them.
 _FOREIGN: set[int] = set()
-# Held while an entry list is replaced or grown, so that no thread's append
-# lands in a list another thread is replacing. Reentrant: `_forget` runs as
-# a weakref callback, so a collection may run it on a thread that holds it.
-# Readers take no lock: they copy `_FOREIGN` and `_WRAPPED` with `list()`,
-# which runs neither Python code nor the collector between items, and an
-# entry list is only ever appended to or replaced whole, never cut.
-_lock = threading.RLock()
+# Keys with an entry whose storage died. A storage's death runs a weakref
+# callback, which the collector may run on any thread, in the middle of
+# any code, including code that holds some other lock: so the callback
+# takes no lock. It drops the entry's array (the memory goes at once) and
+# notes the key here; `_prune`, under `_lock`, removes the entry later.
+_DEAD: list[int] = []
+# Held while the table changes, and by `wrap_shared` across its lookup
+# and insert, so two threads wrapping one array get one storage. Readers
+# without it copy with `list()`, which runs neither Python code nor the
+# collector between items, and an entry list is only ever appended to or
+# replaced whole, never cut.
+_lock = threading.Lock()
 
 
 def _owner(a: np.ndarray) -> object:
@@ -103,33 +112,54 @@ def _owner(a: np.ndarray) -> object:
     return o
 
 
-def remember_storage(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
-    """Note that `storage` holds `a`'s memory as `flat` (no copy was made),
-    for later `shared_view`s. Read-only memory is not noted: a write to
-    such a storage goes to a copy, so the memory stops being its."""
+def wrap_shared(a: np.ndarray, new_storage: Callable[[Buffer], T]) -> tuple[T, View]:
+    """(storage, view of `a` into it): the live storage that already holds
+    `a`'s memory (`shared_view`), else `new_storage` over it, remembered for
+    later calls. One step under the lock: two threads wrapping one array at
+    once get one storage, so their writes are ordered as NumPy's would be."""
+    with _lock:
+        _prune()
+        found = shared_view(a)
+        if found is not None:
+            return found
+        buf, view = buffer_and_view(a, None, copy=False)
+        storage = new_storage(buf)
+        _remember(storage, a, buf.array)
+        return storage, view
+
+
+def _remember(storage: object, a: np.ndarray, flat: np.ndarray) -> None:
+    """Note that `storage` holds `a`'s memory as `flat` (no copy was made).
+    Read-only memory is not noted: a write to such a storage goes to a copy,
+    so the memory stops being its. The caller holds `_lock`."""
     owner = _owner(a)
     if not a.flags.writeable or a.size == 0 or _owner(flat) is not owner:
         return
     key = id(owner)
-    entry = (weakref.ref(storage, lambda ref: _forget(key)), flat)
-    with _lock:
-        _WRAPPED.setdefault(key, []).append(entry)
-        if not isinstance(owner, np.ndarray):
-            _FOREIGN.add(key)
+    entry: list = [None, flat]
+    entry[0] = weakref.ref(storage, lambda ref: _forget(key, entry))
+    _WRAPPED.setdefault(key, []).append(entry)
+    if not isinstance(owner, np.ndarray):
+        _FOREIGN.add(key)
 
 
-def _forget(key: int) -> None:
-    """Keep only `key`'s live entries (a storage over its memory died). The
-    list is built anew, which allocates, so another callback may replace it
-    meanwhile: then build it again from that one."""
-    with _lock:
-        while True:
-            old = _WRAPPED.get(key)
-            if old is None:
-                return
-            live = [e for e in old if e[0]() is not None]
-            if _WRAPPED.get(key) is old:
-                break
+def _forget(key: int, entry: list) -> None:
+    """A storage died: let its memory go now, its entry at the next prune.
+    (The entry and its callback refer to each other only until this runs:
+    CPython drops a weakref's callback before calling it.)"""
+    entry[1] = None
+    _DEAD.append(key)
+
+
+def _prune() -> None:
+    """Drop the dead entries of the keys in `_DEAD`. The caller holds `_lock`;
+    a collection in here may add keys, which the loop then takes too."""
+    while _DEAD:
+        key = _DEAD.pop()
+        old = _WRAPPED.get(key)
+        if old is None:
+            continue
+        live = [e for e in old if e[0]() is not None]
         if live:
             _WRAPPED[key] = live
         else:

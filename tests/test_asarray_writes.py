@@ -219,15 +219,22 @@ def test_asarray_over_other_dtype_or_read_only_memory_is_its_own_storage():
     np.testing.assert_array_equal(r1.numpy(), np.arange(4.0) + 1)
 
 
-def test_asarray_forgets_a_storage_once_it_is_gone():
+def test_asarray_lets_the_memory_go_with_its_last_storage():
+    """The table's entry must not keep the array alive once its storage is
+    gone; the entry itself goes at the next `asarray`."""
     import gc
+    import weakref
     from lazy import host
     a = np.zeros(3)
+    key, alive = id(a), weakref.ref(a)
     t = lazy.asarray(a)
-    assert id(a) in host._WRAPPED
+    del a
+    assert key in host._WRAPPED and alive() is not None  # the storage holds it
     del t
     gc.collect()
-    assert id(a) not in host._WRAPPED
+    assert alive() is None
+    lazy.asarray(np.ones(2))
+    assert key not in host._WRAPPED
 
 
 @pytest.mark.parametrize("name, view", [("strided", lambda a: a[::2]),
@@ -300,13 +307,18 @@ class _HookedTable(dict):
 def test_a_storage_dying_while_asarray_walks_the_foreign_entries(monkeypatch):
     """`asarray` of an array no storage holds walks the entries whose owner
     is not an ndarray (DLPack exports). Building that list allocates, so the
-    collector may run the weakref callback of a storage that just died, and
-    the callback removed its key from the set being walked: "Set changed
-    size during iteration". Here the walk drops the last reference itself."""
+    collector may run the weakref callback of a storage that just died. The
+    callback once removed its key from the set being walked ("Set changed
+    size during iteration"); now it only drops the entry's memory, and the
+    next `asarray` removes the entry. Here the walk drops the last reference."""
     import gc
+    import weakref
     from lazy import host
     keep = lazy.from_dlpack(np.arange(3.0))
-    doomed = [lazy.from_dlpack(np.arange(4.0))]
+    memory = np.arange(4.0)
+    alive = weakref.ref(memory)
+    doomed = [lazy.from_dlpack(memory)]
+    del memory
     doomed_key = next(k for k, es in host._WRAPPED.items() if es[0][0]() is doomed[0]._storage)
     assert doomed_key in host._FOREIGN and len(host._FOREIGN) >= 2
 
@@ -316,7 +328,9 @@ def test_a_storage_dying_while_asarray_walks_the_foreign_entries(monkeypatch):
     monkeypatch.setattr(host, "_WRAPPED", _HookedTable(host._WRAPPED, doomed_key, drop))
     a = np.arange(5.0)
     t = lazy.asarray(a)
-    assert not doomed and doomed_key not in host._WRAPPED and doomed_key not in host._FOREIGN
+    assert not doomed and alive() is None
+    lazy.asarray(np.arange(2.0))
+    assert doomed_key not in host._WRAPPED and doomed_key not in host._FOREIGN
     t += 1
     lazy.sync()
     np.testing.assert_array_equal(a, np.arange(5.0) + 1)
@@ -339,10 +353,9 @@ class _HookedEntries(list):
 
 def test_storages_over_one_array_dying_inside_each_others_cleanup(monkeypatch):
     """Storages over one array in three dtypes are three entries of one key.
-    When one dies, its callback rebuilds the key's list from the live ones;
-    a second dying in the middle of that (the rebuild allocates) rebuilt it
-    first, and the outer one then wrote back its own list, which held the
-    second's dead entry and, through it, the memory. Now it rebuilds again."""
+    When one dies, the next `asarray` rebuilds the key's list from the live
+    ones; a second dying in the middle of that (the rebuild allocates) after
+    the rebuild passed it must be pruned too, or its entry would stay."""
     import gc
     from lazy import host
     a = np.zeros(4)
@@ -356,7 +369,33 @@ def test_storages_over_one_array_dying_inside_each_others_cleanup(monkeypatch):
     host._WRAPPED[key] = _HookedEntries(host._WRAPPED[key], 2, drop_second)  # after passing it
     ts[0] = None
     gc.collect()
+    lazy.asarray(np.zeros(2))  # prunes
     assert [e[0]() for e in host._WRAPPED[key]] == [ts[2]._storage]
     ts[2] += 1
     lazy.sync()
     np.testing.assert_array_equal(a.view(np.int32), np.ones(8))
+
+
+def test_two_threads_wrapping_one_array_at_once_share_one_storage(monkeypatch):
+    """The look-up and the insert are one step: a second thread's `asarray`
+    of the same array, started while the first is between them, waits and
+    finds the first's storage. Two storages over one memory would not order
+    a write through one against a read through the other."""
+    import threading
+    from lazy import host
+    a = np.zeros(5)
+    got = {}
+    second = threading.Thread(target=lambda: got.setdefault("second", lazy.asarray(a)))
+    wrap = host.buffer_and_view
+
+    def slow_wrap(*args, **kwargs):
+        if not second.is_alive() and "second" not in got:
+            second.start()
+            second.join(timeout=0.2)  # on a check-then-act, it finishes here
+        return wrap(*args, **kwargs)
+    monkeypatch.setattr(host, "buffer_and_view", slow_wrap)
+    first = lazy.asarray(a)
+    second.join()
+    assert got["second"]._storage is first._storage
+    first += 1
+    assert_close(got["second"] * 2, np.full(5, 2.0))
