@@ -36,6 +36,15 @@ def fresh_log(strict_fallback):
     lazy.log.clear()
 
 
+@pytest.fixture
+def cuda(monkeypatch):
+    """Device "cuda" on the emulated GPU (cuda_lazy_helpers.py) for one test;
+    yields the fake CuPy module. Imported here, not at the top, so that the
+    modules that never use it do not load the CUDA backend."""
+    from cuda_lazy_helpers import emulated_cuda
+    yield from emulated_cuda(monkeypatch)
+
+
 def np_strides(a: np.ndarray) -> tuple[int, ...]:
     """NumPy's byte strides in elements."""
     return tuple(s // a.itemsize for s in a.strides)

@@ -10,8 +10,8 @@ Two kinds of check:
   libdevice.10.bc (CUDA 13) are exactly the `cuda_*` formulas below, with
   q = log(x). Run on the host with those formulas in place of the C
   library's, the prelude must still give NumPy's exact answers.
-- The whole lazy pipeline on device "cuda" under the emulation (the fixture of
-  tests/test_cuda_lazy_emulated.py), at the edge inputs where NumPy's result is
+- The whole lazy pipeline on device "cuda" under the emulation (the `cuda`
+  fixture, tests/cuda_lazy_helpers.py), at the edge inputs where NumPy's result is
   a choice: signed zeros, NaN, inf, zero divisors, INT_MIN, out-of-range casts.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import lazy
 from cuda_backend.prelude import PRELUDE
 from cuda_emu import emulator
-from test_cuda_lazy_emulated import cuda, on_cuda  # noqa: F401  (the fixture)
+from cuda_lazy_helpers import on_cuda
 
 # -- the prelude under CUDA's log2/log10 -------------------------------------------------------
 _CUDA_LOGS = r"""

@@ -5,7 +5,7 @@ argument binding by parameter, partial buffers and every launch strategy
 (emulated). Install with `install(monkeypatch, libs)`.
 
 `install_device(monkeypatch)` goes further, for the whole lazy pipeline on
-device "cuda" (tests/test_cuda_lazy_emulated.py): device arrays are
+device "cuda" (tests/cuda_lazy_helpers.py): device arrays are
 `DeviceArray`s, which hold a NumPy array but, like CuPy's, refuse implicit
 conversion to NumPy (`np.asarray(d)` raises; `.get()` copies to the host),
 so a host code path reading device memory fails here as it would on a GPU;
