@@ -147,10 +147,13 @@ def _index_array(index: object, what: str) -> np.ndarray:
 
 
 def _bools_as_ints(indices: object) -> object:
+    """As NumPy's take reads indices: bools count as 0 and 1, and an empty
+    list (float64 to `np.asarray`) is an empty integer array."""
     if isinstance(indices, Tensor):
         indices = _host_index(indices)
     arr = np.asarray(indices)
-    return arr.astype(np.intp) if arr.dtype == np.bool_ else arr
+    empty_list = arr.size == 0 and not isinstance(indices, np.ndarray)
+    return arr.astype(np.intp) if arr.dtype == np.bool_ or empty_list else arr
 
 
 def take(t: Tensor, indices: object, axis: int | None = None) -> Tensor:

@@ -409,6 +409,17 @@ def test_take(indices, axis):
         lazy.take(t, [a.size if axis is None else a.shape[axis]], axis=axis)
 
 
+@pytest.mark.parametrize("indices", [[], [[]], (), [[], []]])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_take_of_an_empty_list_is_empty_as_in_numpy(indices, axis):
+    """`np.asarray([])` is float64; NumPy's take still reads an empty list
+    as integer indices (an empty float64 *array* it refuses, and so do we)."""
+    t, a = base((4, 5, 6), "float32", seed=10)
+    check_gather(lazy.take(t, indices, axis=axis), t, np.take(a, indices, axis=axis))
+    with pytest.raises(IndexError, match="integers"):
+        lazy.take(t, np.array([]), axis=axis)
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_take_along_axis(axis):
     t, a = base((3, 4, 5), "int64", seed=11)
