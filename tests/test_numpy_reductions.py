@@ -399,6 +399,25 @@ def test_std_with_an_integer_dtype_refuses_an_array_result_as_numpy_does():
          np.asarray(np.std(a, axis=(0, 1), dtype=np.int64)))
 
 
+@pytest.mark.parametrize("out", [np.zeros(3, np.int64), np.zeros((), np.int64),
+                                 np.zeros(3, bool), lnp.zeros(3, dtype=np.int32)],
+                         ids=["int64", "0-d int64", "bool", "int32 tensor"])
+def test_std_refuses_an_integer_or_bool_out_as_numpy_does(out):
+    """NumPy's std ends with sqrt(..., out=out) under same_kind casting, so a
+    float result is never truncated into an integer out (var's out is unsafe)."""
+    a = np.arange(6.0).reshape(2, 3)
+    axis = None if out.ndim == 0 else 0
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'sqrt' output"):
+        np.std(a, axis=axis, out=np.zeros(out.shape, out.dtype.name))
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'sqrt' output from dtype.'float64'"):
+        lnp.std(lnp.asarray(a), axis=axis, out=out)
+    into, want = np.zeros(3, np.float32), np.zeros(3, np.float32)
+    got = lnp.std(lnp.asarray(a), axis=0, out=into)
+    np.std(a, axis=0, out=want)
+    assert got is into  # NumPy returns its out array, written
+    np.testing.assert_array_equal(into, want)
+
+
 def test_sort_and_argsort_of_axis_none_flatten(allow):
     a = np.array([[3, 1], [2, 0]])
     same(lnp.sort(lnp.asarray(a), axis=None), np.sort(a, axis=None))

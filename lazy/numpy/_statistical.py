@@ -123,8 +123,8 @@ def std(x: object, /, axis: object = None, dtype: object = None, out: object = N
     single (0-d) result into it and refuses any other, because sqrt's
     float64 output cannot be stored into an integer array: so does this."""
     v = var(x, axis, dtype, None, ddof, keepdims, correction=correction)
-    if v.dtype.is_float:  # no dtype, or a floating one
-        return store_out(elementwise.apply("sqrt", v), out)
+    if v.dtype.is_float:  # no dtype, or a floating one; sqrt's out= is same_kind in NumPy
+        return store_out(elementwise.apply("sqrt", v), out, "same_kind", "ufunc 'sqrt'")
     if v.ndim:
         raise TypeError(f"std with dtype={v.dtype.name} and a result of shape {v.shape}: "
                         f"sqrt's float64 output cannot be cast to {v.dtype.name} "
