@@ -115,3 +115,35 @@ def test_inplace_writes_are_seen_by_views_in_program_order():
     np.testing.assert_array_equal(after.numpy(), [0, 4, 0])
     np.testing.assert_array_equal(row.numpy(), [0, 9, 0])
     np.testing.assert_array_equal(a, [[4, 0, 0], [0, 9, 0], [0, 0, 4]])
+
+
+SPECIAL = np.array([np.nan, 1.5, -np.inf, np.inf, -0.0, np.nan])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("kw", [{}, {"nan": -1.0, "posinf": 7, "neginf": np.float64(-8)},
+                                {"posinf": 0.0}])
+def test_nan_to_num_matches_numpy_and_writes_in_place_with_copy_false(dtype, kw):
+    """Through the fallback, copy=False wrote a read-only host copy and raised.
+    The values are cast to the tensor's dtype (an np.float64 never promotes
+    float32); views see the in-place write in program order."""
+    base = SPECIAL.astype(dtype) if dtype.startswith("float") else np.arange(6).astype(dtype)
+    for mod in (lnp, np):
+        t = lnp.asarray(base.copy())
+        view = t[1:]
+        before = view * 1
+        copied = mod.nan_to_num(t, **kw)
+        same_as = np.nan_to_num(base.copy(), **kw)
+        assert copied.dtype.name == dtype
+        np.testing.assert_array_equal(copied.numpy(), same_as)
+        assert mod.nan_to_num(t, copy=False, **kw) is t
+        np.testing.assert_array_equal(before.numpy(), (base[1:] * 1))
+        np.testing.assert_array_equal(view.numpy(), same_as[1:])
+        np.testing.assert_array_equal(t.numpy(), same_as)
+        assert np.signbit(t.numpy()[4]) == np.signbit(same_as[4])
+
+
+def test_nan_to_num_of_a_numpy_array_with_copy_false_writes_that_array():
+    a = SPECIAL.copy()
+    assert lnp.nan_to_num(a, copy=False) is a
+    np.testing.assert_array_equal(a, np.nan_to_num(SPECIAL))

@@ -1,6 +1,9 @@
-"""Utility functions: all, any, diff (native) and NumPy's comparisons of whole
-arrays (`isclose` native; `allclose`/`array_equal` sync to return a bool)."""
+"""Utility functions: all, any, diff, nan_to_num (native) and NumPy's
+comparisons of whole arrays (`isclose` native; `allclose`/`array_equal`
+sync to return a bool)."""
 from __future__ import annotations
+
+import numpy as np
 
 from scheduler.dtypes import float64
 
@@ -9,6 +12,7 @@ from ..tensor import Tensor
 from ._elementwise import isfinite, isnan
 from ._helpers import axis_arg, operand, store_out, tensor
 from ._manipulation import concat, numpy_axes
+from ._searching import where
 
 _ap = elementwise.apply
 
@@ -90,5 +94,28 @@ def array_equal(a1: object, a2: object, equal_nan: bool = False) -> bool:
     return bool(all(eq))
 
 
-__all__ = ["all", "allclose", "any", "array_equal", "diff", "isclose"]
+def nan_to_num(x: object, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN becomes `nan`, inf `posinf` and -inf `neginf` (by default the
+    dtype's largest and smallest finite values); integers and bools are
+    unchanged. `copy=False` writes the tensor in place, a lazy write that
+    its views see, as NumPy writes its array (a NumPy array is left to
+    NumPy). The values are cast to x's dtype, never promote it."""
+    if isinstance(x, np.ndarray) and not copy:
+        return np.nan_to_num(x, copy=False, nan=nan, posinf=posinf, neginf=neginf)
+    t = tensor(x)
+    if not t.dtype.is_float:
+        return _ap("copy", t) if copy else t
+    info = np.finfo(t.dtype.np)
+    big = float(info.max if posinf is None else posinf)  # Python floats: weak, never promote
+    small = float(info.min if neginf is None else neginf)
+    result = where(isnan(t), float(nan),
+                   where(_ap("eq", t, np.inf), big, where(_ap("eq", t, -np.inf), small, t)))
+    if copy:
+        return result
+    t[...] = result
+    return t
+
+
+__all__ = ["all", "allclose", "any", "array_equal", "diff", "isclose", "nan_to_num"]
 
