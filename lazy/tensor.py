@@ -261,7 +261,12 @@ class Tensor(ArrayProtocols):
     def tolist(self) -> Any:
         return self._host("tolist()").tolist()
 
-    def item(self) -> bool | int | float:
+    def item(self, *index) -> bool | int | float:
+        """The one element as a Python scalar; or, as NumPy's, the element at
+        a flat index `item(i)` or at a multi-index `item(i, j)`."""
+        if index:
+            key = index[0] if len(index) == 1 else index
+            return (self[key] if isinstance(key, tuple) else self.reshape(-1)[key]).item()
         if self.size != 1:
             raise ValueError(f"item(): a tensor with {self.size} elements cannot be "
                              f"converted to a Python scalar")
@@ -520,6 +525,46 @@ class Tensor(ArrayProtocols):
     def std(self, axis=None, *, ddof=None, keepdims=False, correction=None):
         from . import numpy as lnp
         return lnp.std(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
+
+    # -- NumPy's ndarray methods, through lazy.numpy (NumPy code run under
+    # `python -m lazy` calls them on tensors). Not `repeat` (PyTorch's is
+    # NumPy's tile) nor `sort` (NumPy's sorts in place, PyTorch's returns a pair).
+    def fill(self, value) -> None:
+        """Every element set to `value`, in place; returns None (NumPy's)."""
+        self[...] = value
+
+    def put(self, indices, values, mode="raise") -> None:
+        from . import numpy as lnp
+        lnp.put(self, indices, values, mode)
+
+    def argsort(self, axis=-1, kind=None):
+        from . import numpy as lnp
+        return lnp.argsort(self, axis, kind)
+
+    def cumsum(self, axis=None, dtype=None):
+        from . import numpy as lnp
+        return lnp.cumsum(self, axis, dtype)
+
+    def swapaxes(self, axis1, axis2):
+        from . import numpy as lnp
+        return lnp.swapaxes(self, axis1, axis2)
+
+    def dot(self, b):
+        from . import numpy as lnp
+        return lnp.dot(self, b)
+
+    def trace(self, offset=0, axis1=0, axis2=1):
+        from . import numpy as lnp
+        return lnp.trace(self, offset, axis1, axis2)
+
+    def round(self, decimals=0):
+        from . import numpy as lnp
+        return lnp.round(self, decimals)
+
+    def conj(self):
+        from . import numpy as lnp
+        return lnp.conj(self)
+    conjugate = conj
 
 
 def _shift(name: str, a: object, b: object) -> Tensor:

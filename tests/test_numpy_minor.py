@@ -1,7 +1,7 @@
 """Smaller NumPy 2 behaviours, against NumPy (values, dtypes, shapes): shifts
 of bools, a NumPy scalar of a dtype lazyrt lacks on the left of a ufunc,
-`casting=` on ufunc calls and `ufunc.outer` without `out=`, and a negative
-NumPy integer exponent.
+`casting=` on ufunc calls and `ufunc.outer` without `out=`, a negative
+NumPy integer exponent, and NumPy's ndarray methods on tensors.
 """
 from __future__ import annotations
 
@@ -178,3 +178,46 @@ def test_casting_applies_to_outer(other, casting):
             np.multiply.outer(*lazy_args, casting=casting)
         return
     same(np.multiply.outer(*lazy_args, casting=casting), want)
+
+
+# -- ndarray methods ---------------------------------------------------------------------
+@pytest.fixture
+def allow(monkeypatch):
+    """argsort and cumsum are NumPy fallbacks (docs/numpy.md)."""
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.swapaxes(0, 1), lambda x: x.swapaxes(-1, 0),
+    lambda x: x.dot(np.arange(4.0)), lambda x: x.T.dot(x),
+    lambda x: x.trace(), lambda x: x.trace(1), lambda x: x[None].trace(0, 1, 2),
+    lambda x: (x / 7).round(), lambda x: (x / 7).round(2), lambda x: x.conj(),
+    lambda x: x.conjugate(), lambda x: x[::-1].argsort(), lambda x: x[:, ::-1].argsort(0),
+], ids=["swapaxes", "swapaxes-neg", "dot-vec", "dot-mat", "trace", "trace-offset",
+        "trace-axes", "round", "round-2", "conj", "conjugate", "argsort", "argsort-0"])
+def test_ndarray_methods_match_numpys(call, allow):
+    """NumPy code run under `python -m lazy` calls these on tensors; they
+    used to raise AttributeError."""
+    a = (np.arange(12.0).reshape(3, 4) * 5) % 7
+    same(call(lazy.asarray(a)), np.asarray(call(a)))
+
+
+def test_ndarray_cumsum_fill_put_and_item_match_numpys(allow):
+    a = np.arange(12.0).reshape(3, 4)
+    t = lazy.asarray(a.copy())
+    same(t.cumsum(), a.cumsum())
+    same(t.cumsum(1), a.cumsum(1))
+    same(t.cumsum(0, np.int64), a.cumsum(0, np.int64))
+    assert [t.item(5), t.item(-1), t.item(1, 2), t.item((2, 3))] == \
+        [a.item(5), a.item(-1), a.item(1, 2), a.item((2, 3))]
+    with pytest.raises(IndexError):
+        t.item(12)
+    with pytest.raises(ValueError, match="12 elements"):
+        t.item()
+    row = t[1]
+    assert t.fill(2.5) is None
+    assert t.put([0, 5], [7.0, 8.0]) is None
+    want = np.full((3, 4), 2.5)
+    want.put([0, 5], [7.0, 8.0])
+    same(t, want)
+    same(row, want[1])  # a view sees both writes
