@@ -375,7 +375,8 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
     b = g.b
 
     def block(jb, je, c):
-        s = g.counted_loop(jb, je, [const(float32, 0.0)], lambda j, sc: [_fadd(b, sc[0], x_at(j))])[0]
+        s = g.counted_loop(jb, je, [const(float32, 0.0)],
+                           lambda j, sc: [_fadd(b, sc[0], x_at(j))])[0]
         return [b.fadd(c[0], b.fpext(s, ir.DoubleType()))]
 
     return over_blocks(g, cnt, SUM_BLOCK, carry, block, ahead)

@@ -84,6 +84,17 @@ def _reduction(op: str):
     return method
 
 
+def _numpy_method(name: str):
+    """NumPy's ndarray method `name`: lazy.numpy's function of the same name
+    with the tensor first (imported late: lazy.numpy imports this module)."""
+    def method(self, *args, **kwargs):
+        from . import numpy as lnp
+        return getattr(lnp, name)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"NumPy's ndarray.{name}: lazy.numpy.{name}(self, ...)."
+    return method
+
+
 class Tensor(ArrayProtocols):
     __slots__ = ("_storage", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers `ndarray + Tensor` to us
@@ -533,37 +544,9 @@ class Tensor(ArrayProtocols):
         """Every element set to `value`, in place; returns None (NumPy's)."""
         self[...] = value
 
-    def put(self, indices, values, mode="raise") -> None:
-        from . import numpy as lnp
-        lnp.put(self, indices, values, mode)
-
-    def argsort(self, axis=-1, kind=None):
-        from . import numpy as lnp
-        return lnp.argsort(self, axis, kind)
-
-    def cumsum(self, axis=None, dtype=None):
-        from . import numpy as lnp
-        return lnp.cumsum(self, axis, dtype)
-
-    def swapaxes(self, axis1, axis2):
-        from . import numpy as lnp
-        return lnp.swapaxes(self, axis1, axis2)
-
-    def dot(self, b):
-        from . import numpy as lnp
-        return lnp.dot(self, b)
-
-    def trace(self, offset=0, axis1=0, axis2=1):
-        from . import numpy as lnp
-        return lnp.trace(self, offset, axis1, axis2)
-
-    def round(self, decimals=0):
-        from . import numpy as lnp
-        return lnp.round(self, decimals)
-
-    def conj(self):
-        from . import numpy as lnp
-        return lnp.conj(self)
+    put, argsort, cumsum = _numpy_method("put"), _numpy_method("argsort"), _numpy_method("cumsum")
+    swapaxes, dot, trace = _numpy_method("swapaxes"), _numpy_method("dot"), _numpy_method("trace")
+    round, conj = _numpy_method("round"), _numpy_method("conj")
     conjugate = conj
 
 
