@@ -101,7 +101,7 @@ def tensor(data: object, dtype: object = None, device: object = None) -> Tensor:
     """A new tensor holding a copy of `data` (a NumPy array, nested lists or a scalar)."""
     dev = resolve_device(device)
     if isinstance(data, Tensor):
-        return data.astype(dtype or data.dtype).to(dev)
+        return elementwise.astype(data, dtype or data.dtype).to(dev)
     shared = pending_shared_view(data) if isinstance(data, np.ndarray) else None
     if shared is not None:  # its values after the pending write
         return tensor(Tensor._of(*shared), dtype, device)
@@ -113,7 +113,7 @@ def asarray(obj: object, dtype: object = None, device: object = None) -> Tensor:
     """Like `tensor`, but NumPy arrays are shared, not copied, when possible."""
     dev = resolve_device(device) if device is not None else None
     if isinstance(obj, Tensor):
-        t = obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)
+        t = obj if dtype is None or as_dtype(dtype) == obj.dtype else elementwise.astype(obj, dtype)
         return t if dev is None else t.to(dev)
     if isinstance(obj, np.ndarray) and (dtype is None or as_dtype(dtype).np == obj.dtype):
         # memory a live storage holds gives a view of that storage

@@ -335,8 +335,12 @@ class Tensor(ArrayProtocols):
         return str(self._host("str"))
 
     # -- conversions ---------------------------------------------------------
-    def astype(self, dtype: object) -> "Tensor":
-        return elementwise.astype(self, dtype)
+    def astype(self, dtype: object, order: str = "K", casting: str = "unsafe",
+               subok: bool = True, copy: bool = True) -> "Tensor":
+        """NumPy's: a new tensor laid out in `order` (K: as this one is); with
+        copy=False this tensor itself when it has that dtype and layout."""
+        from .numpy import _layout
+        return _layout.astype(self, dtype, order, casting, copy)
 
     def to(self, target: object) -> "Tensor":
         """`to("cuda")`/`to("cpu")` moves (a lazy transfer); `to(dtype)` converts."""
@@ -378,8 +382,12 @@ class Tensor(ArrayProtocols):
     def clone(self) -> "Tensor":
         return elementwise.apply("copy", self)
 
-    def copy(self) -> "Tensor":
-        return elementwise.apply("copy", self)
+    def copy(self, order: str = "C") -> "Tensor":
+        """NumPy's ndarray.copy: a new tensor laid out in `order`."""
+        if order == "C":
+            return elementwise.apply("copy", self)
+        from .numpy import _layout
+        return _layout.copy_in(self, order)
 
     # -- elementwise ---------------------------------------------------------
     def __add__(self, o): return elementwise.apply("add", self, o)
@@ -487,7 +495,12 @@ class Tensor(ArrayProtocols):
     # -- views ---------------------------------------------------------------
     def __getitem__(self, key): return views.getitem(self, key)
     def unfold(self, dim, size, step): return views.unfold(self, dim, size, step)
-    def reshape(self, *shape): return views.reshape(self, shape)
+    def reshape(self, *shape, order="C"):
+        if order == "C":
+            return views.reshape(self, shape)
+        from . import numpy as lnp  # NumPy's order="F"/"A"
+        return lnp.reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
     def view(self, *shape): return views.view(self, shape)
     def permute(self, *dims): return views.permute(self, dims)
     def transpose(self, *dims): return views.transpose(self, dims)
@@ -495,11 +508,21 @@ class Tensor(ArrayProtocols):
     def broadcast_to(self, shape): return views.broadcast_to(self, shape)
     def squeeze(self, dim=None): return views.squeeze(self, dim)
     def unsqueeze(self, dim): return views.unsqueeze(self, dim)
-    def flatten(self, start_dim=0, end_dim=-1): return views.flatten(self, start_dim, end_dim)
-    def ravel(self) -> "Tensor":
+    def flatten(self, start_dim=0, end_dim=-1, *, order=None) -> "Tensor":
+        """PyTorch's flatten (a view where strides allow), or NumPy's
+        `flatten(order)` (a string order: always a copy, as NumPy's)."""
+        if isinstance(start_dim, str) or order is not None:
+            from . import numpy as lnp
+            return lnp.ravel(self, order or start_dim).clone()
+        return views.flatten(self, start_dim, end_dim)
+
+    def ravel(self, order: str = "C") -> "Tensor":
         """A contiguous 1-D result (NumPy's and PyTorch's): a view only of a
         C-contiguous tensor; a strided or reversed one is copied."""
-        return views.reshape(self.contiguous(), (-1,))
+        if order == "C":
+            return views.reshape(self.contiguous(), (-1,))
+        from . import numpy as lnp  # NumPy's F, A and K orders
+        return lnp.ravel(self, order)
 
     def narrow(self, dim, start, length): return views.narrow(self, dim, start, length)
     def select(self, dim, index): return views.select(self, dim, index)

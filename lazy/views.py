@@ -8,6 +8,9 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
+from scheduler.dtypes import DType
 from scheduler.graph import Buffer
 from scheduler.view import View, normalize_dim
 
@@ -22,6 +25,11 @@ def _shape_arg(shape: tuple) -> tuple[int, ...]:
         return tuple(operator.index(s) for s in shape)
     except TypeError:
         raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
+
+
+def _is_dtype(x: object) -> bool:
+    """A dtype given where a shape was expected (`x.view(np.int32)`)."""
+    return isinstance(x, (str, type, DType, np.dtype)) or type(x).__name__ == "dtype"
 
 
 def _int_arg(fn: str, name: str, value: object) -> int:
@@ -59,6 +67,10 @@ def reshape(t: Tensor, shape: tuple) -> Tensor:
 
 
 def view(t: Tensor, shape: tuple) -> Tensor:
+    if len(shape) == 1 and _is_dtype(shape[0]):
+        raise TypeError(f"view({shape[0]!r}): lazyrt cannot reinterpret a tensor's memory as "
+                        f"another dtype (NumPy's and PyTorch's view(dtype)); astype converts "
+                        f"the values")
     shape = _infer(t, _shape_arg(shape))
     v = t._view.reshape(shape)
     if v is None:

@@ -35,6 +35,7 @@ from ._transcendental import *  # noqa: F401,F403
 from ._ufunc import fallback_ufunc as _fallback_ufunc, wrap_ufuncs as _wrap_ufuncs
 from ._utility import *  # noqa: F401,F403
 from . import random  # noqa: F401  (numpy.random, shuffling tensors correctly)
+from . import _layout
 from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
 
 __array_api_version__ = "2024.12"
@@ -70,8 +71,11 @@ def size(a: object) -> int:
     return a.size if isinstance(a, _Tensor) else _np.size(a)
 
 
-def copy(a: object) -> _Tensor:
-    return asarray(a, copy=True)  # noqa: F405
+def copy(a: object, order: str = "K", subok: bool = False) -> _Tensor:
+    """A new tensor laid out in `order` (NumPy's default K keeps a's layout)."""
+    if isinstance(a, _Tensor):
+        return _layout.copy_in(a, order)
+    return asarray(_np.copy(a, order=order))  # noqa: F405 - NumPy's copy, now, wrapped
 
 
 def asanyarray(a: object, dtype: object = None, *, device: object = None,

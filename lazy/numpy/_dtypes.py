@@ -13,8 +13,8 @@ import numpy as np
 from scheduler.dtypes import DType, as_dtype, bool_, float32, float64, int32, int64
 from scheduler.dtypes import result_type as _result_type
 
-from .. import elementwise
 from ..tensor import Tensor
+from . import _layout
 from ._helpers import shared, tensor
 
 bool = bool_  # noqa: A001  (the array API's name)
@@ -25,10 +25,11 @@ _KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "", "integral"
 
 
 def astype(x: object, dtype: object, /, *, copy: bool = True, device: object = None) -> Tensor:
-    """`x` converted to `dtype`; with copy=False the same tensor when nothing changes."""
+    """`x` converted to `dtype`, in x's layout (NumPy's `x.astype`); with
+    copy=False the same tensor when nothing changes."""
     t = shared(x) if not copy else tensor(x)
     d = as_dtype(dtype)
-    out = t if (not copy and t.dtype == d) else elementwise.astype(t, d)
+    out = t if (not copy and t.dtype == d) else _layout.astype(t, d)
     return out if device is None else out.to(str(device))
 
 

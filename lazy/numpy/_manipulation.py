@@ -20,6 +20,7 @@ from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
 from ._helpers import axes_arg, axis_arg, shared, store_out, tensor
+from ._layout import copy_in, f_contiguous, resolve_order, reversed_axes
 
 
 def numpy_axis(axis: object, ndim: int) -> int:
@@ -112,24 +113,6 @@ def moveaxis(x: object, source: object, destination: object, /) -> Tensor:
     return views.permute(t, tuple(order))
 
 
-def _order(order: object, t: Tensor, keep: bool) -> str:
-    """NumPy's `order` as "C", "F" or (`keep`: ravel) "K": "A" is F for a
-    Fortran- but not C-contiguous tensor, else C; None is C."""
-    if order is None:
-        return "C"
-    if order not in ("C", "F", "A", "K"):
-        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if order == "K" and not keep:
-        raise ValueError("order 'K' is not permitted for reshaping")
-    if order == "A":
-        return "F" if _f_contiguous(t) and not t.is_contiguous() else "C"
-    return order
-
-
-def _reversed(t: Tensor) -> Tensor:
-    return views.permute(t, tuple(reversed(range(t.ndim))))
-
-
 def reshape(a: object, /, shape: object, order: str = "C", *,
             copy: bool | None = None) -> Tensor:
     """A view when strides allow (copy=False demands one), else a copy.
@@ -138,13 +121,13 @@ def reshape(a: object, /, shape: object, order: str = "C", *,
     exactly when NumPy's is; of a C-contiguous array, a copy)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     t = tensor(a) if copy else shared(a)  # an array operand is copied now by `tensor`
-    fortran = _order(order, t, keep=False) == "F"
+    fortran = resolve_order(order, t, keep=False) == "F"
     if fortran:
-        t, shape = _reversed(t), shape[::-1]
+        t, shape = reversed_axes(t), shape[::-1]
     if copy and isinstance(a, Tensor):
         t = t.clone()
     out = views.view(t, shape) if copy is False else views.reshape(t, shape)
-    return _reversed(out) if fortran else out
+    return reversed_axes(out) if fortran else out
 
 
 def _copy(t: Tensor) -> Tensor:
@@ -157,9 +140,9 @@ def ravel(a: object, order: str = "C") -> Tensor:
     """A view when `a` is contiguous in `order` (C; F: Fortran; K: in memory,
     any axis order, positive strides), else a copy, as NumPy's."""
     t = shared(a)
-    order = _order(order, t, keep=True)
+    order = resolve_order(order, t, keep=True)
     if order == "F":
-        return _reversed(t).ravel()
+        return reversed_axes(t).ravel()
     if order == "C" or t.is_contiguous():
         return t.ravel()
     return _ravel_keep(t)
@@ -468,20 +451,15 @@ def rot90(m: object, k: int = 1, axes: tuple = (0, 1)) -> Tensor:
 
 # -- NumPy's functions that return their input or a view of it ---------------------
 
-def _f_contiguous(t: Tensor) -> bool:
-    """Fortran-contiguous strides: the reversed axes are C-contiguous."""
-    return views.permute(t, tuple(reversed(range(t.ndim)))).is_contiguous()
-
-
 def asfortranarray(a: object, dtype: object = None) -> Tensor:
     """`a` itself (at least 1-D) when its strides are already Fortran-contiguous
     (1-D, a transposed C array), so writes through it reach `a`, as NumPy's
-    view; otherwise a copy (C-ordered: lazyrt copies have no Fortran layout)."""
+    view; otherwise a Fortran-ordered copy."""
     t = shared(a)
     if dtype is not None:
         t = astype(t, dtype, copy=False)
     t = atleast_1d(t)
-    return t if _f_contiguous(t) else _copy(t)
+    return t if f_contiguous(t) else copy_in(t, "F")
 
 
 _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F",
@@ -497,9 +475,12 @@ def require(a: object, dtype: object = None, requirements: object = None) -> Ten
     reqs = {_REQUIREMENTS[r.upper()] for r in requirements or ()}
     if {"C", "F"} <= reqs:
         raise ValueError('Cannot specify both "C" and "F" order')
-    if ("C" in reqs and not t.is_contiguous()) or ("F" in reqs and not _f_contiguous(t)):
+    if "C" in reqs and not t.is_contiguous():
         return _copy(t)
-    owns = t._view.offset == 0 and t.is_contiguous() and t.size == t._buf.size
+    if "F" in reqs and not f_contiguous(t):
+        return copy_in(t, "F")
+    owns = t._view.offset == 0 and t.size == t._buf.size and \
+        (t.is_contiguous() or f_contiguous(t))
     return _copy(t) if "O" in reqs and not owns else t
 
 
