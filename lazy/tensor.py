@@ -84,6 +84,52 @@ def _reduction(op: str):
     return method
 
 
+def _extremum(op: str):
+    """max/min: `_reduction`'s, plus NumPy's out=, initial= and where=."""
+    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False, out=None,
+               initial=None, where=True):
+        if out is None and initial is None and where is True:
+            return reductions.reduce(self, op, axis, keepdims, dim=dim, keepdim=keepdim)
+        return _numpy_reduction(op, self, axis, dim, keepdims or keepdim, out=out,
+                                initial=initial, where=where)
+    method.__name__ = method.__qualname__ = op
+    return method
+
+
+def _total(op: str):
+    """sum/prod with NumPy's and PyTorch's arguments (`second`: x.sum(0, True)
+    as PyTorch, or x.sum(0, np.float64) as NumPy); a user's `dtype=` is
+    NumPy's, what they accumulate in."""
+    def method(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
+               out=None, initial=None, where=True):
+        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
+        if out is None and initial is None and where is True:
+            return reductions.total(self, op, axis, keepdims, dim=dim, keepdim=keepdim,
+                                    dtype=dtype)
+        return _numpy_reduction(op, self, axis, dim, keepdims or keepdim, dtype=dtype,
+                                out=out, initial=initial, where=where)
+    method.__name__ = method.__qualname__ = op
+    return method
+
+
+def _spread(name: str):
+    """var/std: NumPy's and the array API's (correction 0 unless asked)."""
+    def method(self, axis=None, *, ddof=None, keepdims=False, correction=None, dtype=None,
+               out=None, where=True, mean=None):
+        return _numpy_reduction(name, self, axis, None, keepdims, ddof=ddof,
+                                correction=correction, dtype=dtype, out=out, where=where,
+                                mean=mean)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _numpy_reduction(name: str, t: "Tensor", axis, dim, keepdims: bool, **kwargs) -> "Tensor":
+    """A reduction method called with NumPy-only arguments (out=, initial=,
+    where=, mean=): lazy.numpy's function of the same name."""
+    from . import numpy as lnp
+    return getattr(lnp, name)(t, axis if dim is None else dim, keepdims=keepdims, **kwargs)
+
+
 def _numpy_method(name: str):
     """NumPy's ndarray method `name`: lazy.numpy's function of the same name
     with the tensor first (imported late: lazy.numpy imports this module)."""
@@ -530,35 +576,21 @@ class Tensor(ArrayProtocols):
     def as_strided(self, size, stride, storage_offset=None):
         return views.as_strided(self, size, stride, storage_offset)
 
-    # -- reductions ----------------------------------------------------------
-    # (reductions.reduce's own `dtype` is the result dtype of an internal
-    # reduction; a user's `dtype=` is NumPy's: what sum/prod accumulate in)
-    # (`second`: x.sum(0, True) as PyTorch, or x.sum(0, np.float64) as NumPy)
-    def sum(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
-        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
-        return reductions.total(self, "sum", axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
-
-    def prod(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
-        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
-        return reductions.total(self, "prod", axis, keepdims, dim=dim, keepdim=keepdim,
-                                dtype=dtype)
-
-    max, min = _reduction("max"), _reduction("min")
+    # -- reductions (NumPy-only arguments go through lazy.numpy) ------------------
+    sum, prod = _total("sum"), _total("prod")
+    max, min = _extremum("max"), _extremum("min")
     argmax, argmin = _reduction("argmax"), _reduction("argmin")
     any, all = _reduction("any"), _reduction("all")
 
-    def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None):
+    def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
+             out=None, where=True):
         keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
-        return reductions.mean(self, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
+        if out is None and where is True:
+            return reductions.mean(self, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
+        return _numpy_reduction("mean", self, axis, dim, keepdims or keepdim, dtype=dtype,
+                                out=out, where=where)
 
-    def var(self, axis=None, *, ddof=None, keepdims=False, correction=None):
-        """NumPy's and the array API's variance (correction 0 unless asked)."""
-        from . import numpy as lnp
-        return lnp.var(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
-
-    def std(self, axis=None, *, ddof=None, keepdims=False, correction=None):
-        from . import numpy as lnp
-        return lnp.std(self, axis, ddof=ddof, keepdims=keepdims, correction=correction)
+    var, std = _spread("var"), _spread("std")
 
     # -- NumPy's ndarray methods, through lazy.numpy (NumPy code run under
     # `python -m lazy` calls them on tensors). Not `repeat` (PyTorch's is

@@ -38,6 +38,11 @@ def test_creation_defaults_follow_numpy():
     same(lnp.full_like(x, 4), np.full((2, 3), 4.0))
     e = lnp.empty_like(x)
     assert e.shape == (2, 3) and e.dtype == lnp.float64
+    a = np.arange(6.0).reshape(2, 3)  # NumPy's shape= keeps the dtype, not the shape
+    same(lnp.zeros_like(x, shape=(4,)), np.zeros_like(a, shape=(4,)))
+    same(lnp.ones_like(x, dtype=lnp.int32, shape=3), np.ones_like(a, dtype=np.int32, shape=3))
+    same(lnp.full_like(x, [1.0, 2.0], shape=(3, 2)), np.full_like(a, [1.0, 2.0], shape=(3, 2)))
+    assert lnp.empty_like(x, shape=(1, 5)).shape == (1, 5)
     assert lnp.empty((2, 2), dtype=lnp.int32).dtype == lnp.int32
 
 

@@ -107,10 +107,11 @@ def empty(shape: object, dtype: object = None, *, device: object = None) -> Tens
     return creation.empty(_shape(shape), dtype=as_dtype(dtype or float64), device=_device(device))
 
 
-def empty_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
+def empty_like(x: Tensor, /, dtype: object = None, *, device: object = None,
+               shape: object = None) -> Tensor:
     x = shared(x)
-    return creation.empty(x.shape, dtype=as_dtype(dtype or x.dtype),
-                          device=_device(device) or x.device)
+    return creation.empty(x.shape if shape is None else _shape(shape),
+                          dtype=as_dtype(dtype or x.dtype), device=_device(device) or x.device)
 
 
 def zeros(shape: object, dtype: object = None, *, device: object = None) -> Tensor:
@@ -136,25 +137,29 @@ def _fill(value: object) -> object:
     return np.float64(value) if type(value) is float else value
 
 
-def _like(x: object, value: object, dtype: object, device: object) -> Tensor:
+def _like(x: object, value: object, dtype: object, device: object, shape: object) -> Tensor:
+    """x's dtype, device and (unless NumPy's `shape=` overrides it) shape."""
     x = shared(x)
+    shape = x.shape if shape is None else _shape(shape)
     if _array_fill(value):
-        return _full_of_array(x.shape, value, dtype or x.dtype, _device(device) or x.device)
-    return creation.full(x.shape, _fill(value), as_dtype(dtype or x.dtype),
+        return _full_of_array(shape, value, dtype or x.dtype, _device(device) or x.device)
+    return creation.full(shape, _fill(value), as_dtype(dtype or x.dtype),
                          _device(device) or x.device)
 
 
-def zeros_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
-    return _like(x, 0, dtype, device)
+def zeros_like(x: Tensor, /, dtype: object = None, *, device: object = None,
+               shape: object = None) -> Tensor:
+    return _like(x, 0, dtype, device, shape)
 
 
-def ones_like(x: Tensor, /, dtype: object = None, *, device: object = None) -> Tensor:
-    return _like(x, 1, dtype, device)
+def ones_like(x: Tensor, /, dtype: object = None, *, device: object = None,
+              shape: object = None) -> Tensor:
+    return _like(x, 1, dtype, device, shape)
 
 
 def full_like(x: Tensor, /, fill_value: object, dtype: object = None, *,
-              device: object = None) -> Tensor:
-    return _like(x, fill_value, dtype, device)
+              device: object = None, shape: object = None) -> Tensor:
+    return _like(x, fill_value, dtype, device, shape)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: object = None, *,

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from scheduler.dtypes import DType, as_dtype, float64
+from scheduler.dtypes import DType, as_dtype, bool_, float64, float_result, int64
 
-from .. import elementwise, reductions
+from .. import elementwise, reductions, views
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import store_out, tensor
@@ -25,33 +25,86 @@ def _input(x: object, dtype: object) -> Tensor:
     return t if dtype is None else elementwise.cast(t, as_dtype(dtype))
 
 
-def _reduce(op: str, x: object, axis: object, keepdims: bool, dtype: object = None) -> Tensor:
+def _reduce(op: str, x: object, axis: object, keepdims: bool, dtype: object = None,
+            initial: object = None, where: object = True) -> Tensor:
+    """One reduction with NumPy's `initial` (the start value, in the result
+    dtype) and `where` (a bool mask, broadcast to x; the elements it leaves
+    out count as the op's identity: 0, 1, or for max/min the dtype's lowest
+    or highest value, which then needs an `initial`, as NumPy says)."""
     t = _input(x, dtype)
-    out = reductions.reduce(t, op, numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
+    axes = numpy_axes(axis, t.ndim, scalar_int=True)
+    if where is not True:
+        t = elementwise.apply("where", _mask(where, t.shape), t, _identity(op, t.dtype, initial))
+    if initial is not None and op in ("max", "min") and \
+            _count(t, range(t.ndim) if axes is None else axes) == 0:  # nothing but initial
+        return elementwise.filled(initial, t.dtype,
+                                  _kept_shape(t.shape, axes, keepdims), t.device)
+    out = reductions.reduce(t, op, axes, keepdims)
     if dtype is not None and out.dtype != as_dtype(dtype):
         out = elementwise.cast(out, as_dtype(dtype))
+    if initial is not None:
+        combine = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum"}[op]
+        # initial as the result dtype holds it, as NumPy casts it: sum(ints, initial=0.5)
+        out = elementwise.apply(combine, out, elementwise.const(initial, out.dtype, (),
+                                                                out.device))
     return out
+
+
+def _mask(where: object, shape: tuple[int, ...]) -> Tensor:
+    """`where` as a bool tensor that broadcasts to `shape` (NumPy's checks)."""
+    m = tensor(where)
+    if m.dtype != bool_:
+        raise TypeError(f"Cannot cast array data from dtype('{m.dtype.np}') to dtype('bool') "
+                        f"according to the rule 'safe'")
+    if elementwise.broadcast_shapes(m.shape, shape) != shape:
+        raise ValueError(f"where= of shape {m.shape} does not broadcast to the input's "
+                         f"shape {shape}")
+    return m
+
+
+def _identity(op: str, dtype: DType, initial: object) -> object:
+    """The value a masked-out element takes: the op's identity."""
+    if op in ("sum", "prod"):
+        return 0 if op == "sum" else 1
+    if initial is None:
+        name = "maximum" if op == "max" else "minimum"
+        raise ValueError(f"reduction operation '{name}' does not have an identity, so to use "
+                         f"a where mask one has to specify 'initial'")
+    if dtype.is_bool:
+        return op == "min"
+    if dtype.is_float:
+        return -math.inf if op == "max" else math.inf
+    info = np.iinfo(dtype.np)
+    return int(info.min if op == "max" else info.max)
+
+
+def _kept_shape(shape: tuple[int, ...], axes: object, keepdims: bool) -> tuple[int, ...]:
+    axes = range(len(shape)) if axes is None else axes
+    return tuple(1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes)
 
 
 # Arguments keep NumPy's positional order (np.sum(x, 0) works); `out=` is a lazy write.
 def sum(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-        keepdims: bool = False) -> Tensor:
+        keepdims: bool = False, initial: object = None, where: object = True) -> Tensor:
     """Sum; bool and int32 give int64 (NumPy); float32 accumulates in float64."""
-    return store_out(_reduce("sum", x, axis, keepdims, dtype), out)
+    return store_out(_reduce("sum", x, axis, keepdims, dtype, initial, where), out)
 
 
 def prod(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-         keepdims: bool = False) -> Tensor:
-    return store_out(_reduce("prod", x, axis, keepdims, dtype), out)
+         keepdims: bool = False, initial: object = None, where: object = True) -> Tensor:
+    return store_out(_reduce("prod", x, axis, keepdims, dtype, initial, where), out)
 
 
-def max(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
-    """Maximum (NaN propagates); an empty reduction raises ValueError, as NumPy."""
-    return store_out(_reduce("max", x, axis, keepdims), out)
+def max(x: object, /, axis: object = None, out: object = None, keepdims: bool = False,
+        initial: object = None, where: object = True) -> Tensor:
+    """Maximum (NaN propagates); an empty reduction raises ValueError unless
+    it has an `initial`, as NumPy."""
+    return store_out(_reduce("max", x, axis, keepdims, None, initial, where), out)
 
 
-def min(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
-    return store_out(_reduce("min", x, axis, keepdims), out)
+def min(x: object, /, axis: object = None, out: object = None, keepdims: bool = False,
+        initial: object = None, where: object = True) -> Tensor:
+    return store_out(_reduce("min", x, axis, keepdims, None, initial, where), out)
 
 
 def _count(t: Tensor, axes: tuple[int, ...]) -> int:
@@ -65,11 +118,34 @@ def _floating(x: object) -> Tensor:
 
 
 def mean(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-         keepdims: bool = False) -> Tensor:
+         keepdims: bool = False, *, where: object = True) -> Tensor:
     """Arithmetic mean in the floating dtype (float64 for bool and integers);
-    an integer `dtype` gives NumPy's truncated integer mean."""
+    an integer `dtype` gives NumPy's truncated integer mean. With `where`,
+    the mean of the elements it keeps (NaN where it keeps none, as NumPy)."""
     t = tensor(x)
-    return store_out(reductions.mean(t, numpy_axes(axis, t.ndim), keepdims, dtype=dtype), out)
+    axes = numpy_axes(axis, t.ndim)
+    if where is True:
+        return store_out(reductions.mean(t, axes, keepdims, dtype=dtype), out)
+    return store_out(_masked_mean(t, axes, keepdims, dtype, _mask(where, t.shape)), out)
+
+
+def _masked_mean(t: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: object,
+                 m: Tensor) -> Tensor:
+    """The sum of the elements `m` keeps over how many it keeps, the sum in
+    the dtype `reductions.mean` adds in and the count cast to it."""
+    want = None if dtype is None else as_dtype(dtype)
+    acc = want or float_result(int64 if t.dtype.is_bool else t.dtype)
+    kept = elementwise.apply("where", m, elementwise.cast(t, acc), 0)
+    sums = reductions.reduce(kept, "sum", axes, keepdims)
+    quotient = elementwise.apply("truediv", sums, _kept(m, t.shape, axes, keepdims, sums.dtype))
+    return quotient if acc.is_float else elementwise.cast(quotient, acc)
+
+
+def _kept(m: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool,
+          dtype: DType) -> Tensor:
+    """How many elements the mask `m` keeps along `axes`, as `dtype`."""
+    ones = elementwise.cast(views.broadcast_to(m, shape), int64)
+    return elementwise.cast(reductions.reduce(ones, "sum", axes, keepdims), dtype)
 
 
 def _correction(ddof: float | None, correction: float | None) -> float:
@@ -85,22 +161,36 @@ def _correction(ddof: float | None, correction: float | None) -> float:
 
 
 def var(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-        ddof: float | None = 0, keepdims: bool = False, *,
-        correction: float | None = None) -> Tensor:
-    """Variance: mean squared deviation over N - correction (`ddof` is NumPy's name)."""
+        ddof: float | None = 0, keepdims: bool = False, *, where: object = True,
+        mean: object = None, correction: float | None = None) -> Tensor:
+    """Variance: mean squared deviation over N - correction (`ddof` is NumPy's
+    name). `where` keeps some elements (N counts those); `mean` is NumPy's
+    precomputed mean, shaped as by keepdims=True."""
     correction = _correction(ddof, correction)
     if dtype is not None and not as_dtype(dtype).is_float:
+        if where is not True or mean is not None:
+            return numpy_fallback("var", np.var, (tensor(x),),
+                                  {"axis": axis, "dtype": as_dtype(dtype).np, "ddof": correction,
+                                   "keepdims": keepdims, "where": where, "mean": mean})
         return store_out(_integer_var(tensor(x), axis, as_dtype(dtype), correction, keepdims),
                          out)
     # NumPy's order: the mean and the final sum in `dtype`, the deviations in
     # the promoted dtype, so float64 data keeps its precision under dtype=float32.
     t = _floating(x)
     axes = numpy_axes(axis, t.ndim)
-    dev = elementwise.apply("sub", t, reductions.mean(t, axes, True, dtype=dtype))
-    total = _reduce("sum", elementwise.apply("mul", dev, dev), axes, keepdims, dtype)
-    n = _count(t, axes)
-    return store_out(elementwise.apply("truediv", total,
-                                       float(builtins.max(n - correction, 0))), out)
+    m = None if where is True else _mask(where, t.shape)
+    if mean is None:
+        mean = reductions.mean(t, axes, True, dtype=dtype) if m is None else \
+            _masked_mean(t, axes, True, dtype, m)
+    dev = elementwise.apply("sub", t, mean)
+    total = _reduce("sum", elementwise.apply("mul", dev, dev), axes, keepdims, dtype,
+                    where=where)
+    if m is None:
+        n = float(builtins.max(_count(t, axes) - correction, 0))
+    else:
+        n = elementwise.apply("maximum", elementwise.apply(
+            "sub", _kept(m, t.shape, axes, keepdims, total.dtype), correction), 0)
+    return store_out(elementwise.apply("truediv", total, n), out)
 
 
 def _integer_var(t: Tensor, axis: object, want: DType, correction: float,
@@ -117,12 +207,12 @@ def _integer_var(t: Tensor, axis: object, want: DType, correction: float,
 
 
 def std(x: object, /, axis: object = None, dtype: object = None, out: object = None,
-        ddof: float | None = 0, keepdims: bool = False, *,
-        correction: float | None = None) -> Tensor:
+        ddof: float | None = 0, keepdims: bool = False, *, where: object = True,
+        mean: object = None, correction: float | None = None) -> Tensor:
     """Square root of `var`. With an integer `dtype`, NumPy truncates a
     single (0-d) result into it and refuses any other, because sqrt's
     float64 output cannot be stored into an integer array: so does this."""
-    v = var(x, axis, dtype, None, ddof, keepdims, correction=correction)
+    v = var(x, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
     if v.dtype.is_float:  # no dtype, or a floating one; sqrt's out= is same_kind in NumPy
         return store_out(elementwise.apply("sqrt", v), out, "same_kind", "ufunc 'sqrt'")
     if v.ndim:
