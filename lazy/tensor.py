@@ -385,8 +385,7 @@ class Tensor(ArrayProtocols):
                subok: bool = True, copy: bool = True) -> "Tensor":
         """NumPy's: a new tensor laid out in `order` (K: as this one is); with
         copy=False this tensor itself when it has that dtype and layout."""
-        from .numpy import _layout
-        return _layout.astype(self, dtype, order, casting, copy)
+        return layout.astype(self, dtype, order, casting, copy)
 
     def to(self, target: object) -> "Tensor":
         """`to("cuda")`/`to("cpu")` moves (a lazy transfer); `to(dtype)` converts."""
@@ -430,10 +429,7 @@ class Tensor(ArrayProtocols):
 
     def copy(self, order: str = "C") -> "Tensor":
         """NumPy's ndarray.copy: a new tensor laid out in `order`."""
-        if order == "C":
-            return elementwise.apply("copy", self)
-        from .numpy import _layout
-        return _layout.copy_in(self, order)
+        return layout.copy_in(self, order)
 
     # -- elementwise ---------------------------------------------------------
     def __add__(self, o): return elementwise.apply("add", self, o)
@@ -611,4 +607,4 @@ def _shift(name: str, a: object, b: object) -> Tensor:
     return getattr(lnp, name)(a, b)
 
 
-from . import elementwise, indexing, linalg, mutation, reductions, views  # noqa: E402,I001
+from . import elementwise, indexing, layout, linalg, mutation, reductions, views  # noqa: E402,I001

@@ -35,7 +35,7 @@ from ._transcendental import *  # noqa: F401,F403
 from ._ufunc import fallback_ufunc as _fallback_ufunc, wrap_ufuncs as _wrap_ufuncs
 from ._utility import *  # noqa: F401,F403
 from . import random  # noqa: F401  (numpy.random, shuffling tensors correctly)
-from . import _layout
+from .. import layout as _layout
 from scheduler.dtypes import as_dtype as _as_dtype, bool_  # noqa: F401
 
 __array_api_version__ = "2024.12"

@@ -13,8 +13,8 @@ import numpy as np
 from scheduler.dtypes import DType, as_dtype, bool_, float32, float64, int32, int64
 from scheduler.dtypes import result_type as _result_type
 
+from .. import layout as _layout
 from ..tensor import Tensor
-from . import _layout
 from ._helpers import shared, tensor
 
 bool = bool_  # noqa: A001  (the array API's name)

@@ -20,7 +20,7 @@ from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
 from ._helpers import axes_arg, axis_arg, shared, store_out, tensor
-from ._layout import copy_in, f_contiguous, resolve_order, reversed_axes
+from ..layout import copy_in, f_contiguous, resolve_order, reversed_axes
 
 
 def numpy_axis(axis: object, ndim: int) -> int:

@@ -4,7 +4,8 @@ A lazyrt op writes its output C-contiguous. An output in any other axis
 order is that op applied to the input's axes permuted into the wanted
 order, and the result permuted back: the permutations are views (no
 copy), so `copy(order="F")` is one copy kernel whose result has Fortran
-strides, as NumPy's.
+strides, as NumPy's. Tensor's `astype` and `copy` call this on every
+cast, so a C-contiguous tensor takes a short way through.
 """
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import numpy as np
 
 from scheduler.dtypes import as_dtype
 
-from .. import elementwise, views
-from ..tensor import Tensor
+from . import elementwise
+from .tensor import Tensor
 
 
 def f_contiguous(t: Tensor) -> bool:
@@ -22,7 +23,12 @@ def f_contiguous(t: Tensor) -> bool:
 
 
 def reversed_axes(t: Tensor) -> Tensor:
-    return views.permute(t, tuple(reversed(range(t.ndim))))
+    return _permuted(t, tuple(reversed(range(t.ndim))))
+
+
+def _permuted(t: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """A view of t with its axes in `axes` order (a valid permutation: no checks)."""
+    return t._as(t._view.permute(axes))
 
 
 def resolve_order(order: object, t: Tensor, keep: bool) -> str:
@@ -47,9 +53,11 @@ def layout_axes(t: Tensor, order: object) -> tuple[int, ...]:
     axes by decreasing |stride|, ties in axis order, a broadcast axis
     (stride 0) fastest (`copy(broadcast_to(a, (4, 3)))` is Fortran-ordered
     in NumPy too)."""
-    order = resolve_order(order, t, keep=True)
     n = t.ndim
-    if order == "C" or (order == "K" and t.is_contiguous()):
+    if order == "K" and t.is_contiguous():
+        return tuple(range(n))
+    order = resolve_order(order, t, keep=True)
+    if order == "C":
         return tuple(range(n))
     if order == "F" or (order == "K" and f_contiguous(t)):
         return tuple(reversed(range(n)))
@@ -63,7 +71,7 @@ def in_layout(t: Tensor, axes: tuple[int, ...], make) -> Tensor:
     if axes == tuple(range(t.ndim)):
         return make(t)
     back = tuple(sorted(range(t.ndim), key=axes.__getitem__))
-    return views.permute(make(views.permute(t, axes)), back)
+    return _permuted(make(_permuted(t, axes)), back)
 
 
 def copy_in(t: Tensor, order: object) -> Tensor:
@@ -75,8 +83,10 @@ def astype(t: Tensor, dtype: object, order: object = "K", casting: str = "unsafe
            copy: bool = True) -> Tensor:
     """NumPy's ndarray.astype: a new tensor of `dtype` laid out in `order`,
     or with copy=False `t` itself when it already has both."""
+    if copy and casting == "unsafe" and order == "K" and t.is_contiguous():
+        return elementwise.astype(t, dtype)  # the common call, at its old cost
     d = as_dtype(dtype)
-    if not np.can_cast(t.dtype.np, d.np, casting):
+    if casting != "unsafe" and not np.can_cast(t.dtype.np, d.np, casting):
         raise TypeError(f"Cannot cast array data from dtype('{t.dtype.np}') to "
                         f"dtype('{d.np}') according to the rule '{casting}'")
     if not copy and d == t.dtype and has_layout(t, order):
