@@ -141,7 +141,7 @@ class CPUBackend:
         if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
             raise ValueError(f"zero-size reduction with {red.op}, which has no identity")
         args, scalars = compiled.plan.pack(launch)
-        tile = choose_tile(kernel, launch, self.loop_order)
+        tile = choose_tile(kernel, launch, self.loop_order, self.launcher.threads)
         split = self.launcher.split(kernel, shape, compiled.in_order, tile)
         p = _Prepared(launch, kernel, args, scalars, split,
                       None if split is None else split.record(args, scalars),

@@ -16,11 +16,12 @@ thread pool (threadpool.py), whose threads take them in turn:
   caller folds them in part order (mode 2) and runs the epilogue. Only
   float sums/products can differ with the thread count, by rounding.
 
-An elementwise output at least as large as the last-level cache is written
-with streaming stores (loops.TILE_STREAM): by the time such a kernel ends,
-a normally stored output has already been pushed out of the cache, so
-keeping it there buys nothing, and skipping the read of each line before
-it is overwritten saves a quarter of the traffic of `b + s * c`.
+An elementwise output larger than the private caches of the threads that
+write it is written with streaming stores (loops.TILE_STREAM): by the time
+such a kernel ends, a normally stored output has already been pushed out of
+those caches, so keeping it there buys little, and skipping the read of
+each line before it is overwritten saves a quarter of the traffic of
+`b + s * c` (docs/cpu_backend.md, "Streaming stores", has the measurements).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ CHUNKS_PER_THREAD = 4    # out-range splits are dealt out in this many chunks pe
 MIN_CHUNK = 1 << 15      # ... each at least this much work (a chunk costs ~10 us to deal)
 MIN_REDUCE_PART = 1 << 14  # reduce elements per thread worth a partial split
 ALIGN = 64               # chunk boundaries on multiples of this (cache lines, vectors)
-DEFAULT_LLC = 32 << 20   # last-level cache size when the system does not say
+DEFAULT_PRIVATE = 1 << 20  # private cache per CPU when the system does not say
 
 
 def _addr(x: np.ndarray) -> int:
@@ -73,16 +74,18 @@ def _chunks(n: int, parts: int, align: int = ALIGN) -> list[tuple[int, int]]:
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
-def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
+def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto",
+                threads: int | None = None) -> int:
     """Loop order: elementwise kernels see _choose_ew_tile; reductions
     (reduce_loops.py): 1 = tiled along the out axis.
 
     Tiled when some full-space input is contiguous along the innermost out
     axis and none is contiguous along the innermost reduce axis, e.g. a
     column sum; `order` "tiled"/"per-element" forces it (tests, experiments).
+    `threads` (default: default_threads()) sets the streaming threshold.
     """
     if kernel.reduce is None:
-        return _choose_ew_tile(kernel, launch, order)
+        return _choose_ew_tile(kernel, launch, order, threads or default_threads())
     if not tile_eligible(kernel):
         return 0
     if order != "auto":
@@ -101,20 +104,20 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto") -> int:
     return int(along_out)
 
 
-def _choose_ew_tile(kernel: Kernel, launch: Launch, order: str) -> int:
+def _choose_ew_tile(kernel: Kernel, launch: Launch, order: str, threads: int) -> int:
     """Elementwise loop order (loops.py): TILE_SQUARE, tiles over the last two
     axes; TILE_STREAM, rows with streaming stores; TILE_ROWS, plain rows.
 
     Tiled when some plain operand (input or output) is strided along the last
     axis by a cache line or more and steps less along the axis before it
     (`A.T`: strides (1, n)): row order would fetch a line per element of it.
-    Streamed when the output is at least `stream_min_bytes()`.
+    Streamed when the output is at least `stream_min_bytes(threads)`.
     """
     if order != "per-element" and ew_tile_eligible(kernel) and \
             (order == "tiled" or _strided_last(kernel, launch)):
         return TILE_SQUARE
     if stream_eligible(kernel, triple=_triple()) and \
-            math.prod(launch.shape) * kernel.outputs[0].dtype.itemsize >= stream_min_bytes():
+            math.prod(launch.shape) * kernel.outputs[0].dtype.itemsize >= stream_min_bytes(threads):
         return TILE_STREAM
     return TILE_ROWS
 
@@ -134,25 +137,58 @@ def _triple() -> str:
     return llvm.get_process_triple()
 
 
-@lru_cache(maxsize=1)
-def stream_min_bytes() -> int:
-    """Outputs this large are streamed: the largest CPU cache sysfs lists
-    (LAZY_STREAM_BYTES overrides it)."""
+@lru_cache(maxsize=None)
+def stream_min_bytes(threads: int) -> int:
+    """Outputs this large are streamed: what the private caches of `threads`
+    CPUs hold together (LAZY_STREAM_BYTES overrides it). The shared
+    last-level cache does not count: in a virtual machine sysfs gives the
+    whole socket's (260 MB on the 2-CPU host of docs/performance.md, where
+    streaming already wins from 4-8 MB)."""
     env = os.environ.get("LAZY_STREAM_BYTES", "").strip()
     if env.isdigit():
         return int(env)
-    sizes = []
-    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+    return threads * private_cache_bytes()
+
+
+def private_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+    """The largest share of one CPU in a cache below the last level (sysfs:
+    each cache's size over the CPUs listed as sharing it, so an L2 shared
+    by two hyperthreads counts half); the last level's share when it is
+    the only level."""
+    caches = []
+    for d in glob.glob(os.path.join(root, "index*")):
         try:
-            with open(path) as f:
-                text = f.read().strip().upper()
-        except OSError:
+            level = int(_read(d, "level"))
+            size = _parse_size(_read(d, "size"))
+            sharing = _count_cpus(_read(d, "shared_cpu_list"))
+        except (OSError, ValueError):
             continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * scale)
-    return max(sizes, default=DEFAULT_LLC)
+        caches.append((level, size // max(1, sharing)))
+    if not caches:
+        return DEFAULT_PRIVATE
+    last = max(level for level, _ in caches)
+    below = [share for level, share in caches if level < last]
+    return max(below) if below else max(share for _, share in caches)
+
+
+def _read(directory: str, name: str) -> str:
+    with open(os.path.join(directory, name)) as f:
+        return f.read().strip()
+
+
+def _parse_size(text: str) -> int:
+    """sysfs cache sizes: "48K", "2048K", "260M"."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    return int(text.rstrip("KMGkmg")) * scale
+
+
+def _count_cpus(text: str) -> int:
+    """How many CPUs a sysfs list names: "0-1", "0,64", "0-3,8-11"."""
+    n = 0
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        n += int(hi or lo) - int(lo) + 1
+    return n
 
 
 def _table(row: list[int], col: int, ranges: list[tuple[int, int]]) -> np.ndarray:

@@ -33,7 +33,7 @@ BE1, BE2 = CPUBackend(num_threads=1), CPUBackend(num_threads=2)
 @pytest.fixture
 def stream_all(monkeypatch):
     """Every eligible launch streams, however small (the threshold is the cache size)."""
-    monkeypatch.setattr(launch_mod, "stream_min_bytes", lambda: 1)
+    monkeypatch.setattr(launch_mod, "stream_min_bytes", lambda threads: 1)
     for be in (BE1, BE2):
         be._prepared.clear()  # decisions are remembered per launch
     yield
@@ -112,14 +112,18 @@ def test_strided_input_version(stream_all):
 
 def test_decision_follows_output_size(monkeypatch):
     """TILE_STREAM from the threshold on, for eligible kernels only."""
-    monkeypatch.setattr(launch_mod, "stream_min_bytes", lambda: 4000)
+    monkeypatch.setattr(launch_mod, "stream_min_bytes", lambda threads: 2000 * threads)
     monkeypatch.setattr(launch_mod, "_triple", lambda: "x86_64")
     k = _add_kernel(float32)
 
     def tile(kernel, n):
         views = [[View.contiguous((n,))] for _ in kernel.inputs]
-        return launch_mod.choose_tile(kernel, Launch((n,), views, [View.contiguous((n,))]))
+        return launch_mod.choose_tile(kernel, Launch((n,), views, [View.contiguous((n,))]),
+                                      threads=2)
     assert tile(k, 999) == TILE_ROWS and tile(k, 1000) == TILE_STREAM
+    # the threshold grows with the threads that write the output
+    assert launch_mod.choose_tile(k, Launch((1000,), [[View.contiguous((1000,))]] * 2,
+                                            [View.contiguous((1000,))]), threads=3) == TILE_ROWS
     two_out = Kernel(1, 0, k.inputs, (), None, k.outputs * 2)
     strided_out = Kernel(1, 0, k.inputs, (), None, (Output(float32, k.outputs[0].expr),))
     assert tile(two_out, 10_000) == TILE_ROWS
@@ -148,12 +152,43 @@ def test_threshold_from_env(monkeypatch):
     launch_mod.stream_min_bytes.cache_clear()
     try:
         monkeypatch.setenv("LAZY_STREAM_BYTES", "12345")
-        assert launch_mod.stream_min_bytes() == 12345
+        assert launch_mod.stream_min_bytes(2) == 12345
         launch_mod.stream_min_bytes.cache_clear()
         monkeypatch.delenv("LAZY_STREAM_BYTES")
-        assert launch_mod.stream_min_bytes() >= 1 << 16  # a cache size, or the default
+        one = launch_mod.stream_min_bytes(1)
+        assert one == launch_mod.private_cache_bytes() and launch_mod.stream_min_bytes(4) == 4 * one
     finally:
         launch_mod.stream_min_bytes.cache_clear()
+
+
+def _fake_sysfs(root, caches):
+    for i, (level, size, shared) in enumerate(caches):
+        d = root / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "size").write_text(f"{size}\n")
+        (d / "shared_cpu_list").write_text(f"{shared}\n")
+    return str(root)
+
+
+@pytest.mark.parametrize("caches, expected", [
+    # a 2-CPU virtual machine that lists the socket's whole L3 as its own
+    ([(1, "48K", "0"), (1, "32K", "0"), (2, "2048K", "0"), (3, "266240K", "0-1")], 2 << 20),
+    # an L2 shared by two hyperthreads counts half for each
+    ([(1, "32K", "0,64"), (2, "1024K", "0,64"), (3, "32M", "0-7,64-71")], 512 << 10),
+    # a bigger per-CPU share in a lower level wins; the last level never counts
+    ([(1, "64K", "0"), (2, "512K", "0-3"), (3, "8M", "0-3")], 128 << 10),
+    # only one level: its share
+    ([(1, "64K", "0"), (1, "1M", "0-3")], 256 << 10),
+])
+def test_private_cache_from_sysfs(tmp_path, caches, expected):
+    assert launch_mod.private_cache_bytes(_fake_sysfs(tmp_path, caches)) == expected
+
+
+def test_private_cache_without_sysfs(tmp_path):
+    assert launch_mod.private_cache_bytes(str(tmp_path / "absent")) == launch_mod.DEFAULT_PRIVATE
+    unreadable = _fake_sysfs(tmp_path, [(1, "junk", "0"), (2, "1M", "")])
+    assert launch_mod.private_cache_bytes(unreadable) == launch_mod.DEFAULT_PRIVATE
 
 
 @needs_x86
