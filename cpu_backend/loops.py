@@ -38,6 +38,9 @@ STRIDE_VERSIONS = (2,)
 # the last two axes, or rows whose output is written with streaming stores
 TILE_ROWS, TILE_SQUARE, TILE_STREAM = 0, 1, 2
 STREAM_BLOCK = 256  # bytes of output computed into an L1 buffer, then streamed out
+# Bytes (at unit stride) ahead of a streamed block that its inputs' lines are
+# asked for, into L1 (`_prefetch_inputs`); 0 turns it off.
+STREAM_PREFETCH = 4096
 
 
 def _strides(g: _Gen, slot: ViewSlot, lo: int, hi: int, inner: int | None) -> list[ir.Value]:
@@ -304,6 +307,7 @@ def _streamed_rows(g: _Gen, inner, pick):
         def one_block(_, carry):  # `lo` carried, not q * block: no multiply per block
             lo, = carry
             at = shifted(state, lo, tag)
+            _prefetch_inputs(g, at, tag, pick)
             at[nin] = Ptr(tmp)
             inner(at, c(block), tag)
             out = b.gep(out0, [lo], inbounds=True)
@@ -324,6 +328,41 @@ def _streamed_rows(g: _Gen, inner, pick):
         return carry
 
     return row_body
+
+
+def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
+    """Ask for STREAM_BLOCK bytes of each plain input STREAM_PREFETCH bytes
+    (times its stride) ahead of this block, into L1. The hardware's stream
+    prefetcher starts over at each 4 KB page and does not run far enough
+    ahead for two threads reading at 30+ GB/s: W1, a 20M triad and W2 ran
+    8-25% faster with it (docs/performance.md, "Streaming threshold from
+    the private caches"). Only streamed blocks do this, so the base kernel
+    is as before. The addresses may lie past the array: a prefetch never
+    faults, and the GEPs are not `inbounds`."""
+    if not STREAM_PREFETCH:
+        return
+    b, s = g.b, tag[0] if tag is not None else None
+    i8p = ir.IntType(8).as_pointer()
+    for n, inp in enumerate(g.k.inputs):
+        stride = pick(n, s)
+        if not isinstance(at[n], Ptr) or inp.indirect or \
+                (isinstance(stride, ir.Constant) and stride.constant == 0):
+            continue
+        ahead = ir.Constant(I64, STREAM_PREFETCH // inp.dtype.itemsize)
+        first = b.bitcast(b.gep(at[n].p, [ahead if isinstance(stride, ir.Constant)
+                                          and stride.constant == 1 else b.mul(ahead, stride)]), i8p)
+        _prefetch(b, [b.gep(first, [ir.Constant(I64, line)])
+                      for line in range(0, STREAM_BLOCK, 64)], locality=3)
+
+
+def _prefetch(b: ir.IRBuilder, addresses: list[ir.Value], locality: int) -> None:
+    """llvm.prefetch of each i8* address, for reading (locality 3: L1, 2: L2)."""
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
+        b.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0")
+    read, data = ir.Constant(i32, 0), ir.Constant(i32, 1)
+    for at in addresses:
+        b.call(fn, [at, read, ir.Constant(i32, locality), data])
 
 
 def _fence_streams(g: _Gen, stream: bool) -> None:
@@ -477,13 +516,9 @@ def prefetch_ahead(b: ir.IRBuilder, rows: list[ir.Value], j: ir.Value) -> None:
     address may lie past the array: a prefetch never faults, and the GEPs
     are not `inbounds`.
     """
-    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-    fn = b.module.globals.get("llvm.prefetch.p0") or ir.Function(
-        b.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0")
-    read, locality_l2, data = (ir.Constant(i32, v) for v in (0, 2, 1))
-    for p in rows:
-        at = b.gep(b.bitcast(b.gep(p, [j]), i8p), [ir.Constant(I64, PAGE_PREFETCH)])
-        b.call(fn, [at, read, locality_l2, data])
+    i8p = ir.IntType(8).as_pointer()
+    _prefetch(b, [b.gep(b.bitcast(b.gep(p, [j]), i8p), [ir.Constant(I64, PAGE_PREFETCH)])
+                  for p in rows], locality=2)
 
 
 def blocked_arg(g: _Gen, acc, x_at, rflat: ir.Value, cnt: ir.Value,

@@ -203,7 +203,18 @@ def test_only_the_variant_holds_streaming_code(stream_all):
     from cpu_backend.codegen import generate
     text = str(generate(k, BE1.jit.triple, BE1.jit.data_layout, STREAM))
     assert "!nontemporal" in text and "llvm.x86.sse.sfence" in text
-    assert "!nontemporal" not in str(generate(k, BE1.jit.triple, BE1.jit.data_layout))
+    base_text = str(generate(k, BE1.jit.triple, BE1.jit.data_layout))
+    assert "!nontemporal" not in base_text
+    # the streamed blocks prefetch their inputs' lines ahead; the base kernel does not
+    assert "llvm.prefetch" in text and "llvm.prefetch" not in base_text
+
+
+def test_stream_prefetch_off(monkeypatch):
+    from cpu_backend import loops
+    from cpu_backend.codegen import generate
+    monkeypatch.setattr(loops, "STREAM_PREFETCH", 0)
+    text = str(generate(_add_kernel(float32), "x86_64-unknown-linux-gnu", "", STREAM))
+    assert "!nontemporal" in text and "llvm.prefetch" not in text
 
 
 @needs_x86
