@@ -85,7 +85,7 @@ def _reduction(op: str):
 
 
 def _extremum(op: str):
-    """max/min: `_reduction`'s, plus NumPy's out=, initial= and where=."""
+    """max/min/any/all: `_reduction`'s, plus NumPy's out=, where=, initial=."""
     def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False, out=None,
                initial=None, where=True):
         if out is None and initial is None and where is True:
@@ -125,9 +125,11 @@ def _spread(name: str):
 
 def _numpy_reduction(name: str, t: "Tensor", axis, dim, keepdims: bool, **kwargs) -> "Tensor":
     """A reduction method called with NumPy-only arguments (out=, initial=,
-    where=, mean=): lazy.numpy's function of the same name."""
+    where=, mean=): lazy.numpy's function of the same name. Options left at
+    None are not passed (any/all take no `initial`, as in NumPy)."""
     from . import numpy as lnp
-    return getattr(lnp, name)(t, axis if dim is None else dim, keepdims=keepdims, **kwargs)
+    return getattr(lnp, name)(t, axis if dim is None else dim, keepdims=keepdims,
+                              **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def _numpy_method(name: str):
@@ -576,7 +578,7 @@ class Tensor(ArrayProtocols):
     sum, prod = _total("sum"), _total("prod")
     max, min = _extremum("max"), _extremum("min")
     argmax, argmin = _reduction("argmax"), _reduction("argmin")
-    any, all = _reduction("any"), _reduction("all")
+    any, all = _extremum("any"), _extremum("all")
 
     def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
              out=None, where=True):

@@ -1,5 +1,6 @@
 """NumPy's `initial=` and `where=` on sum, prod, max and min, `where=` on mean,
-var and std, and `mean=` on var and std: native (no fallback), against NumPy."""
+var, std, any and all, and `mean=` on var and std: native (no fallback),
+against NumPy."""
 from __future__ import annotations
 
 import numpy as np
@@ -57,6 +58,34 @@ def test_where_on_mean_var_std_matches_numpy(dt, op, axis, keepdims, mask_shape,
     if op != "mean":
         kw["ddof"] = ddof
     check(getattr(lnp, op)(lnp.asarray(a), **kw), getattr(np, op)(a, **kw), dt)
+
+
+WITH_NAN = np.where(RNG.random((3, 4)) < 0.2, np.nan, np.where(RNG.random((3, 4)) < 0.4, 0.0, 1.5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(ARRAYS) + ["nan"]), st.sampled_from(["any", "all"]),
+       st.sampled_from(AXES), st.booleans(), st.sampled_from(MASK_SHAPES), st.integers(0, 2**16))
+def test_where_on_any_and_all_matches_numpy(dt, op, axis, keepdims, mask_shape, seed):
+    """Left-out elements are the op's identity: an all-False slice is True for
+    all and False for any; NaN is true, as in NumPy."""
+    a = WITH_NAN if dt == "nan" else ARRAYS[dt]
+    mask = np.random.default_rng(seed).random(mask_shape) < 0.5
+    kw = dict(axis=axis, keepdims=keepdims, where=mask)
+    expected = getattr(np, op)(a, **kw)
+    check(getattr(lnp, op)(lnp.asarray(a), **kw), expected, dt)
+    check(getattr(lnp.asarray(a), op)(**kw), expected, dt)
+
+
+def test_any_and_all_take_out_and_refuse_initial_as_numpy():
+    a, m = ARRAYS["int64"], np.array([True, False, True, False])
+    out = np.ones(3, bool)
+    assert lnp.asarray(a).all(axis=1, out=out, where=m) is out
+    np.testing.assert_array_equal(out, np.all(a, axis=1, where=m))
+    with pytest.raises(TypeError, match="initial"):
+        lnp.asarray(a).any(initial=1)
+    with pytest.raises(TypeError, match="initial"):
+        a.any(initial=1)
 
 
 @pytest.mark.parametrize("dt", ["int64", "float32", "float64"])

@@ -1,4 +1,4 @@
-"""Utility functions: all, any, diff, nan_to_num (native) and NumPy's
+"""Utility functions: all, any (with `where=`), diff, nan_to_num (native) and NumPy's
 comparisons of whole arrays (`isclose` native; `allclose`/`array_equal`
 sync to return a bool)."""
 from __future__ import annotations
@@ -13,20 +13,28 @@ from ._elementwise import isfinite, isnan
 from ._helpers import axis_arg, operand, store_out, tensor
 from ._manipulation import concat, numpy_axes
 from ._searching import where
+from ._statistical import _mask
 
 _ap = elementwise.apply
 
 
-def all(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
-    t = tensor(x)
-    return store_out(reductions.reduce(t, "all", numpy_axes(axis, t.ndim, scalar_int=True),
-                                       keepdims), out)
+def all(x: object, /, axis: object = None, out: object = None, keepdims: bool = False, *,
+        where: object = True) -> Tensor:
+    return store_out(_truth("all", x, axis, keepdims, where), out)
 
 
-def any(x: object, /, axis: object = None, out: object = None, keepdims: bool = False) -> Tensor:
+def any(x: object, /, axis: object = None, out: object = None, keepdims: bool = False, *,
+        where: object = True) -> Tensor:
+    return store_out(_truth("any", x, axis, keepdims, where), out)
+
+
+def _truth(op: str, x: object, axis: object, keepdims: bool, where: object) -> Tensor:
+    """all/any; `where` leaves elements out as the op's identity (True for
+    all, False for any), so an all-False slice is True for all, False for any."""
     t = tensor(x)
-    return store_out(reductions.reduce(t, "any", numpy_axes(axis, t.ndim, scalar_int=True),
-                                       keepdims), out)
+    if where is not True:
+        t = _ap("where", _mask(where, t.shape), t, op == "all")
+    return reductions.reduce(t, op, numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
 
 
 def diff(x: object, /, n: int = 1, axis: int = -1, prepend: object = None,
