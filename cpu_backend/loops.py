@@ -334,10 +334,10 @@ def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
     """Ask for STREAM_BLOCK bytes of each plain input STREAM_PREFETCH bytes
     (times its stride) ahead of this block, into L1. The hardware's stream
     prefetcher starts over at each 4 KB page and does not run far enough
-    ahead for two threads reading at 30+ GB/s: W1, a 20M triad and W2 ran
-    8-25% faster with it (docs/performance.md, "Streaming threshold from
-    the private caches"). Only streamed blocks do this, so the base kernel
-    is as before. The addresses may lie past the array: a prefetch never
+    ahead for two threads reading at 30+ GB/s: W2 and W4 ran about 15%
+    faster with it, W1 5-7%, the triad the same (docs/performance.md,
+    "Streaming threshold from the private caches"). Only streamed blocks do
+    this, so the base kernel is as before. The addresses may lie past the array: a prefetch never
     faults, and the GEPs are not `inbounds`."""
     if not STREAM_PREFETCH:
         return

@@ -84,8 +84,8 @@ def _reduction(op: str):
     return method
 
 
-def _extremum(op: str):
-    """max/min/any/all: `_reduction`'s, plus NumPy's out=, where=, initial=."""
+def _with_options(op: str):
+    """max/min/any/all: `_reduction`'s, plus NumPy's out=, where= and initial=."""
     def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False, out=None,
                initial=None, where=True):
         if out is None and initial is None and where is True:
@@ -125,8 +125,7 @@ def _spread(name: str):
 
 def _numpy_reduction(name: str, t: "Tensor", axis, dim, keepdims: bool, **kwargs) -> "Tensor":
     """A reduction method called with NumPy-only arguments (out=, initial=,
-    where=, mean=): lazy.numpy's function of the same name. Options left at
-    None are not passed (any/all take no `initial`, as in NumPy)."""
+    where=, mean=): lazy.numpy's function of the same name, given those not None."""
     from . import numpy as lnp
     return getattr(lnp, name)(t, axis if dim is None else dim, keepdims=keepdims,
                               **{k: v for k, v in kwargs.items() if v is not None})
@@ -576,9 +575,9 @@ class Tensor(ArrayProtocols):
 
     # -- reductions (NumPy-only arguments go through lazy.numpy) ------------------
     sum, prod = _total("sum"), _total("prod")
-    max, min = _extremum("max"), _extremum("min")
+    max, min = _with_options("max"), _with_options("min")
     argmax, argmin = _reduction("argmax"), _reduction("argmin")
-    any, all = _extremum("any"), _extremum("all")
+    any, all = _with_options("any"), _with_options("all")
 
     def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
              out=None, where=True):
