@@ -16,12 +16,13 @@ thread pool (threadpool.py), whose threads take them in turn:
   caller folds them in part order (mode 2) and runs the epilogue. Only
   float sums/products can differ with the thread count, by rounding.
 
-An elementwise output larger than the private caches of the threads that
-write it is written with streaming stores (loops.TILE_STREAM): by the time
-such a kernel ends, a normally stored output has already been pushed out of
-those caches, so keeping it there buys little, and skipping the read of
-each line before it is overwritten saves a quarter of the traffic of
-`b + s * c` (docs/cpu_backend.md, "Streaming stores", has the measurements).
+An elementwise output at least as large as the private caches of the
+threads that write it is written with streaming stores (loops.TILE_STREAM):
+by the time such a kernel ends, a normally stored output has already been
+pushed out of those caches, so keeping it there buys little, and skipping
+the read of each line before it is overwritten saves a quarter of the
+traffic of `b + s * c` (docs/cpu_backend.md, "Streaming stores", has the
+measurements).
 """
 from __future__ import annotations
 
