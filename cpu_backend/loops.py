@@ -331,18 +331,26 @@ def _streamed_rows(g: _Gen, inner, pick):
 
 
 def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
-    """Ask for STREAM_BLOCK bytes of each plain input STREAM_PREFETCH bytes
-    (times its stride) ahead of this block, into L1. The hardware's stream
+    """Ask for the lines each plain input's part of this block covers,
+    STREAM_PREFETCH bytes (times its stride) ahead, into L1. The hardware's stream
     prefetcher starts over at each 4 KB page and does not run far enough
     ahead for two threads reading at 30+ GB/s: W2 and W4 ran about 15%
     faster with it, W1 5-7%, the triad the same (docs/performance.md,
     "Streaming threshold from the private caches"). Only streamed blocks do
     this, so the base kernel is as before. The addresses may lie past the array: a prefetch never
-    faults, and the GEPs are not `inbounds`."""
+    faults, and the GEPs are not `inbounds`.
+
+    A block's input part is its output elements times the input's itemsize,
+    times the stride when that is a compile-time constant (1, or one of
+    STRIDE_VERSIONS): x[:, 0] of an (n, 2) float32 array reads 8 lines per
+    block, not 4. Asking for only the first half left W1's kernel 3% slower
+    (docs/performance.md, "Prefetching the whole strided block"). A run-time
+    stride keeps the unit-stride span."""
     if not STREAM_PREFETCH:
         return
     b, s = g.b, tag[0] if tag is not None else None
     i8p = ir.IntType(8).as_pointer()
+    block = STREAM_BLOCK // g.k.outputs[0].dtype.itemsize  # output elements
     for n, inp in enumerate(g.k.inputs):
         stride = pick(n, s)
         if not isinstance(at[n], Ptr) or inp.indirect or \
@@ -351,8 +359,10 @@ def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
         ahead = ir.Constant(I64, STREAM_PREFETCH // inp.dtype.itemsize)
         first = b.bitcast(b.gep(at[n].p, [ahead if isinstance(stride, ir.Constant)
                                           and stride.constant == 1 else b.mul(ahead, stride)]), i8p)
+        span = block * inp.dtype.itemsize * (stride.constant if isinstance(stride, ir.Constant)
+                                             else 1)
         _prefetch(b, [b.gep(first, [ir.Constant(I64, line)])
-                      for line in range(0, STREAM_BLOCK, 64)], locality=3)
+                      for line in range(0, span, 64)], locality=3)
 
 
 def _prefetch(b: ir.IRBuilder, addresses: list[ir.Value], locality: int) -> None:

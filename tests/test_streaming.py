@@ -17,7 +17,7 @@ from cpu_backend import launch as launch_mod
 from cpu_backend.keys import STREAM
 from cpu_backend.loops import STREAM_BLOCK, TILE_ROWS, TILE_SQUARE, TILE_STREAM, stream_eligible
 from scheduler.dtypes import ALL, float32, float64, int32
-from scheduler.kernel_ir import Input, Kernel, Launch, Load, Output
+from scheduler.kernel_ir import Cast, Input, Kernel, Launch, Load, Output
 from scheduler.view import View
 
 from cpu_backend_helpers import assert_same, contiguous_kernel, run_both, values
@@ -215,6 +215,26 @@ def test_stream_prefetch_off(monkeypatch):
     monkeypatch.setattr(loops, "STREAM_PREFETCH", 0)
     text = str(generate(_add_kernel(float32), "x86_64-unknown-linux-gnu", "", STREAM))
     assert "!nontemporal" in text and "llvm.prefetch" not in text
+
+
+def _prefetches(k) -> int:
+    from cpu_backend.codegen import generate
+    return str(generate(k, "x86_64-unknown-linux-gnu", "", STREAM)).count('call void @"llvm.prefetch')
+
+
+def test_stream_prefetch_covers_each_inputs_block():
+    """A streamed block asks for every line its inputs' part of it covers:
+    a stride-2 input (x[:, 0] of an (n, 2) array) twice the lines of a unit
+    one in the stride-2 copy of the loop, a float64 input of a float32
+    output twice those of a float32 one."""
+    lines = STREAM_BLOCK // 64  # a unit-stride float32 input of a float32 block
+    unit = _prefetches(_add_kernel(float32))
+    # the runtime-stride copy asks for the unit span; the stride-2 copy for twice it
+    assert _prefetches(_add_kernel(float32, inner=None)) - 2 * unit == lines
+    wide = Kernel(1, 0, (Input(float64, inner=1), Input(float32, inner=1)), (), None,
+                  (Output(float32, binop("add", Cast(Load(0, float64), float32),
+                                         Load(1, float32)), inner=1),))
+    assert _prefetches(wide) - unit == lines
 
 
 @needs_x86
