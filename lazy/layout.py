@@ -74,6 +74,26 @@ def in_layout(t: Tensor, axes: tuple[int, ...], make) -> Tensor:
     return _permuted(make(_permuted(t, axes)), back)
 
 
+def new_axes(t: Tensor, order: object, ndim: int) -> tuple[int, ...]:
+    """The axes, slowest first, of a new `ndim`-d array in `order` like `t`
+    (NumPy's `_like` functions). K keeps t's axis order only when `ndim` is
+    t's own; for another `shape=` it is C, as in NumPy."""
+    resolved = resolve_order(order, t, keep=True)
+    if resolved == "K" and ndim == t.ndim:
+        return layout_axes(t, "K")
+    return tuple(reversed(range(ndim))) if resolved == "F" else tuple(range(ndim))
+
+
+def new_in_layout(shape: tuple[int, ...], axes: tuple[int, ...], make) -> Tensor:
+    """`make(shape)` (an op creating a C-contiguous tensor) with the result's
+    axes lying in memory as `axes` lists them: made in the permuted shape,
+    then viewed back."""
+    if axes == tuple(range(len(shape))):
+        return make(shape)
+    back = tuple(sorted(range(len(shape)), key=axes.__getitem__))
+    return _permuted(make(tuple(shape[a] for a in axes)), back)
+
+
 def copy_in(t: Tensor, order: object) -> Tensor:
     """A new tensor of t's values laid out in `order` (NumPy's copy)."""
     return in_layout(t, layout_axes(t, order), lambda x: elementwise.apply("copy", x))

@@ -64,6 +64,53 @@ def test_defaults_are_numpys():
     same(lnp.copy(lnp.broadcast_to(lnp.arange(3.0), (4, 3))), np.copy(b))
 
 
+def _row(shape) -> list[float]:
+    """A fill value that broadcasts along the last axis of `shape`."""
+    return [float(i) for i in range(1, shape[-1] + 1)]
+
+
+LIKE = {  # name: (lazy call, NumPy call) of (prototype, result shape, order=, shape=)
+    "zeros_like": (lambda t, _, **kw: lnp.zeros_like(t, **kw),
+                   lambda a, _, **kw: np.zeros_like(a, **kw)),
+    "ones_like int32": (lambda t, _, **kw: lnp.ones_like(t, np.int32, **kw),
+                        lambda a, _, **kw: np.ones_like(a, np.int32, **kw)),
+    "full_like": (lambda t, _, **kw: lnp.full_like(t, 2.5, **kw),
+                  lambda a, _, **kw: np.full_like(a, 2.5, **kw)),
+    "full_like of an array": (lambda t, out, **kw: lnp.full_like(t, _row(out), **kw),
+                              lambda a, out, **kw: np.full_like(a, _row(out), **kw)),
+}
+
+
+@settings(max_examples=100, deadline=None)
+@given(strided_views(), st.sampled_from(ORDERS), st.sampled_from(sorted(LIKE)),
+       st.sampled_from([None, (2, 3, 2), (3, 2, 2, 2), (4, 2)]))
+def test_like_functions_are_laid_out_as_numpys(case, order, name, shape):
+    """order= and shape= of the `_like` functions: K follows the prototype's
+    axis order when the new shape has its ndim (any sizes), C otherwise; A
+    is F for a Fortran-ordered prototype. Values, dtype and strides."""
+    view_shape, view = case
+    a = np.arange(np.prod(view_shape) * 8, dtype=np.float64).reshape(
+        tuple(2 * n for n in view_shape))
+    v, t = view(a), view(lnp.asarray(a))
+    lazy_like, numpy_like = LIKE[name]
+    kw = {"order": order} if shape is None else {"order": order, "shape": shape}
+    out = v.shape if shape is None else shape
+    same(lazy_like(t, out, **kw), numpy_like(v, out, **kw))
+    e, expected = lnp.empty_like(t, **kw), np.empty_like(v, **kw)
+    assert e.dtype.np == expected.dtype and e.shape == expected.shape
+    assert byte_strides(e) == expected.strides
+
+
+def test_like_functions_take_numpys_positional_order_and_check_it():
+    a = np.arange(6.0).reshape(2, 3).T
+    t = lnp.asarray(np.arange(6.0).reshape(2, 3)).T
+    same(lnp.zeros_like(t, np.float32, "C", True, (3, 2)), np.zeros_like(a, np.float32, "C", True, (3, 2)))
+    same(lnp.full_like(t, 7, None, "F"), np.full_like(a, 7, None, "F"))
+    same(lnp.ones_like(t), np.ones_like(a))  # K by default: a transposed prototype's layout
+    with pytest.raises(ValueError, match="order must be one of"):
+        lnp.zeros_like(t, order="X")
+
+
 def test_a_copy_in_fortran_order_is_one_kernel_and_nothing_runs_before_sync():
     t = lnp.asarray(np.arange(12.0).reshape(3, 4)) * 2
     lazy.log.clear()

@@ -14,6 +14,7 @@ import numpy as np
 from scheduler.dtypes import DType, as_dtype, float64, int64, result_type
 
 from .. import creation, elementwise, reductions, views
+from ..layout import in_layout, new_axes, new_in_layout
 from ..tensor import Tensor
 from ._helpers import host_array, shared, tensor
 from ._manipulation import broadcast_arrays
@@ -36,15 +37,19 @@ def _array_fill(value: object) -> bool:
     return value is not None and not isinstance(value, _SCALARS)
 
 
-def _full_of_array(shape: tuple, value: object, dtype: object, device: object) -> Tensor:
+def _full_of_array(shape: tuple, value: object, dtype: object, device: object,
+                   axes: tuple[int, ...] | None = None) -> Tensor:
     """NumPy's full with an array fill value: the fill broadcast to `shape`
-    and copied (a new contiguous tensor, not a view), in `dtype` or else the
-    fill's own dtype; a fill that does not broadcast raises here."""
+    and copied (a new tensor, not a view; C-contiguous, or laid out as
+    `axes` lists them), in `dtype` or else the fill's own dtype; a fill that
+    does not broadcast raises here."""
     fill = tensor(value)
     if device is not None:
         fill = fill.to(device)
     d = as_dtype(dtype) if dtype is not None else fill.dtype
-    return elementwise.apply("copy", views.broadcast_to(elementwise.cast(fill, d), shape))
+    filled = views.broadcast_to(elementwise.cast(fill, d), shape)
+    return in_layout(filled, axes or tuple(range(len(shape))),
+                     lambda t: elementwise.apply("copy", t))
 
 
 def _shape(shape: object) -> tuple[int, ...]:
@@ -107,11 +112,14 @@ def empty(shape: object, dtype: object = None, *, device: object = None) -> Tens
     return creation.empty(_shape(shape), dtype=as_dtype(dtype or float64), device=_device(device))
 
 
-def empty_like(x: Tensor, /, dtype: object = None, *, device: object = None,
-               shape: object = None) -> Tensor:
+def empty_like(x: Tensor, /, dtype: object = None, order: str = "K", subok: bool = True,
+               shape: object = None, *, device: object = None) -> Tensor:
+    """NumPy's empty_like; the result is always a Tensor, whatever `subok` says."""
     x = shared(x)
-    return creation.empty(x.shape if shape is None else _shape(shape),
-                          dtype=as_dtype(dtype or x.dtype), device=_device(device) or x.device)
+    shape = x.shape if shape is None else _shape(shape)
+    d, dev = as_dtype(dtype or x.dtype), _device(device) or x.device
+    return new_in_layout(shape, new_axes(x, order, len(shape)),
+                         lambda s: creation.empty(s, dtype=d, device=dev))
 
 
 def zeros(shape: object, dtype: object = None, *, device: object = None) -> Tensor:
@@ -137,29 +145,33 @@ def _fill(value: object) -> object:
     return np.float64(value) if type(value) is float else value
 
 
-def _like(x: object, value: object, dtype: object, device: object, shape: object) -> Tensor:
-    """x's dtype, device and (unless NumPy's `shape=` overrides it) shape."""
+def _like(x: object, value: object, dtype: object, order: object, device: object,
+          shape: object) -> Tensor:
+    """x's dtype, device and (unless NumPy's `shape=` overrides it) shape,
+    laid out in NumPy's `order` (K: as x, when the shape has x's ndim). The
+    result is always a Tensor: `subok` has nothing to choose."""
     x = shared(x)
     shape = x.shape if shape is None else _shape(shape)
+    axes, dev = new_axes(x, order, len(shape)), _device(device) or x.device
     if _array_fill(value):
-        return _full_of_array(shape, value, dtype or x.dtype, _device(device) or x.device)
-    return creation.full(shape, _fill(value), as_dtype(dtype or x.dtype),
-                         _device(device) or x.device)
+        return _full_of_array(shape, value, dtype or x.dtype, dev, axes)
+    d = as_dtype(dtype or x.dtype)
+    return new_in_layout(shape, axes, lambda s: creation.full(s, _fill(value), d, dev))
 
 
-def zeros_like(x: Tensor, /, dtype: object = None, *, device: object = None,
-               shape: object = None) -> Tensor:
-    return _like(x, 0, dtype, device, shape)
+def zeros_like(x: Tensor, /, dtype: object = None, order: str = "K", subok: bool = True,
+               shape: object = None, *, device: object = None) -> Tensor:
+    return _like(x, 0, dtype, order, device, shape)
 
 
-def ones_like(x: Tensor, /, dtype: object = None, *, device: object = None,
-              shape: object = None) -> Tensor:
-    return _like(x, 1, dtype, device, shape)
+def ones_like(x: Tensor, /, dtype: object = None, order: str = "K", subok: bool = True,
+              shape: object = None, *, device: object = None) -> Tensor:
+    return _like(x, 1, dtype, order, device, shape)
 
 
-def full_like(x: Tensor, /, fill_value: object, dtype: object = None, *,
-              device: object = None, shape: object = None) -> Tensor:
-    return _like(x, fill_value, dtype, device, shape)
+def full_like(x: Tensor, /, fill_value: object, dtype: object = None, order: str = "K",
+              subok: bool = True, shape: object = None, *, device: object = None) -> Tensor:
+    return _like(x, fill_value, dtype, order, device, shape)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: object = None, *,
