@@ -128,6 +128,7 @@ def numpy_fallback(name: str, func: Callable[..., Any], args: tuple, kwargs: dic
                                 f"fallback: {name} not lowered", "-", 0.0, run_ms,
                                 sum(a.nbytes for a in inputs) + _nbytes(result)))
     log.add_sync(SyncRecord(sync_id, cause, where, 0, 1, run_ms))
-    for t in outs:
-        t[...] = hosts[id(t)]
+    for t in outs:  # a device tensor takes its values back through a transfer
+        value = hosts[id(t)]
+        t[...] = value if t.device == "cpu" else asarray_like(value, "cpu", copy=False).to(t.device)
     return _wrap(result, device, inputs, {id(hosts[id(t)]): t for t in outs})

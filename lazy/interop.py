@@ -64,6 +64,20 @@ def _check_function_out(name: str, result: Any, outs: tuple) -> None:
                              f"{result.dtype.np}, out is {o_dtype}")
 
 
+def _ufunc_at(ufunc: np.ufunc, name: str, a: Any, indices: Any, *b: Any) -> None:
+    """`np.<ufunc>.at(tensor, indices[, b])`: NumPy's unbuffered update (a
+    repeated index is updated once per occurrence, in order), as a logged
+    NumPy fallback. It runs on a host copy of `a`, which is then written
+    back as a lazy write (`a[...] = copy`), so every view of `a` sees it in
+    program order. If NumPy raises (an index out of bounds), nothing is
+    written."""
+    from .fallback import numpy_fallback
+
+    def at(out: np.ndarray, indices: Any, operands: tuple) -> None:
+        ufunc.at(out, indices, *operands)
+    numpy_fallback(name, at, (), {"out": a, "indices": indices, "operands": b})
+
+
 class ArrayProtocols:
     """NumPy's dispatch protocols, DLPack and `complex()` for `Tensor`."""
     __slots__ = ()
@@ -85,9 +99,7 @@ class ArrayProtocols:
         mask = kwargs.pop("where", True) if out is not None and method == "__call__" else True
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         if method == "at" and isinstance(inputs[0], ArrayProtocols):
-            raise TypeError(f"np.{name} writes into its first operand unbuffered, which a lazy "
-                            f"tensor cannot do; write with t[idx] += v (no repeated indices) "
-                            f"or use NumPy arrays")
+            return _ufunc_at(ufunc, name, *inputs, **kwargs)
         lowered = {k: v for k, v in kwargs.items() if k != "casting"}
         if method in ("__call__", "outer") and not lowered and "casting" in kwargs:
             check_input_casting(ufunc, method, inputs, casting)  # else a fallback: NumPy checks

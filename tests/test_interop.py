@@ -144,11 +144,6 @@ def test_unlowered_ufunc_is_an_error_under_strict_fallback():
     assert nothing_ran()
 
 
-def test_ufunc_at_on_a_tensor_is_refused():
-    with pytest.raises(TypeError, match=r"t\[idx\] \+= v"):
-        np.add.at(lazy.asarray(A.copy()), [0, 0], 1.0)
-
-
 def test_foreign_array_types_are_left_to_their_own_dispatch():
     class Other:
         def __array_ufunc__(self, *args, **kwargs):
