@@ -70,8 +70,12 @@ def in_layout(t: Tensor, axes: tuple[int, ...], make) -> Tensor:
     result's axes lie in memory as `axes` lists them."""
     if axes == tuple(range(t.ndim)):
         return make(t)
-    back = tuple(sorted(range(t.ndim), key=axes.__getitem__))
-    return _permuted(make(_permuted(t, axes)), back)
+    return _permuted(make(_permuted(t, axes)), _inverse(axes))
+
+
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes `axes`."""
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
 
 
 def new_axes(t: Tensor, order: object, ndim: int) -> tuple[int, ...]:
@@ -90,8 +94,7 @@ def new_in_layout(shape: tuple[int, ...], axes: tuple[int, ...], make) -> Tensor
     then viewed back."""
     if axes == tuple(range(len(shape))):
         return make(shape)
-    back = tuple(sorted(range(len(shape)), key=axes.__getitem__))
-    return _permuted(make(tuple(shape[a] for a in axes)), back)
+    return _permuted(make(tuple(shape[a] for a in axes)), _inverse(axes))
 
 
 def copy_in(t: Tensor, order: object) -> Tensor:
