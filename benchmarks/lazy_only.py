@@ -192,29 +192,62 @@ def child_compile():
     print("JSON:" + json.dumps(res))
 
 
-def child_w2(repeat):
-    """W2 at 10M in this process (LAZY_NUM_THREADS set by the parent)."""
+def child_w2(repeat, start_at=0.0, seconds=0.0, solo=False):
+    """W2 at 10M in this process (LAZY_NUM_THREADS set by the parent).
+
+    With `start_at` (a `time.time()`): calls are timed from `start_at +
+    seconds` for `seconds`, so two such children run side by side; with
+    `solo` also in the `seconds` before, while the other one waits."""
     n = 10_000_000
     an, bn, cn = rng_f32(2, n), rng_f32(3, n), rng_f32(4, n)
     a, b, c = lazy.asarray(an), lazy.asarray(bn), lazy.asarray(cn)
-    first, steady, y = time_calls(lazy_sync(lambda: w2_lazy(a, b, c)), repeat, 8.0)
+    fn = lazy_sync(lambda: w2_lazy(a, b, c))
+    out = {}
+    if start_at:
+        y = fn()  # compiled (or loaded) before the common start
+        out["late_s"] = max(0.0, time.time() - start_at)
+        phases = (("solo_ms", start_at), ("side_ms", start_at + seconds)) if solo else \
+            (("side_ms", start_at + seconds),)
+        for name, at in phases:
+            time.sleep(max(0.0, at - time.time()))
+            steady = []
+            while time.time() < at + seconds or len(steady) < 3:
+                t0 = time.perf_counter()
+                y = fn()
+                steady.append(time.perf_counter() - t0)
+            out[name] = median(steady) * 1e3
+    else:
+        first, steady, y = time_calls(fn, repeat, 8.0)
+        out.update(median_ms=median(steady) * 1e3, min_ms=min(steady) * 1e3)
     ref = np.maximum(np.where(an > 0, np.sqrt(np.abs(an)) * bn, np.exp(-cn) / (1 + bn * bn)), cn)
-    ok = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
-    run = [r.run_ms for r in lazy.log][1:]
-    print("JSON:" + json.dumps({"median_ms": median(steady) * 1e3, "min_ms": min(steady) * 1e3,
-                                "kernel_ms": median(run), "ok": ok}))
+    out["ok"] = bool(np.allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5))
+    out["kernel_ms"] = median([r.run_ms for r in lazy.log][1:])
+    print("JSON:" + json.dumps(out))
 
 
 def run_child(args, env_extra):
+    return _child_json(_start_child(args, env_extra), args)
+
+
+def _start_child(args, env_extra) -> subprocess.Popen:
     env = dict(os.environ)
     env.update(env_extra)
     runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_suite.py")
-    p = subprocess.run([sys.executable, runner] + args, env=env,
-                       capture_output=True, text=True, timeout=300)
-    for line in p.stdout.splitlines():
+    return subprocess.Popen([sys.executable, runner] + args, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _child_json(p: subprocess.Popen, args) -> dict:
+    try:
+        out, err = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    for line in out.splitlines():
         if line.startswith("JSON:"):
             return json.loads(line[5:])
-    raise RuntimeError(f"child {args} failed (rc {p.returncode}): {p.stderr[-800:]}")
+    raise RuntimeError(f"child {args} failed (rc {p.returncode}): {err[-800:]}")
 
 
 def measure_threads(q) -> dict:
@@ -240,6 +273,7 @@ def measure_threads(q) -> dict:
                            "runs_ms": [x["median_ms"] for x in rs]} for n, rs in runs.items()}
 
     th = pairs("")
+    th["side by side"] = side_by_side(2.0 if q else 4.0)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         th.update(pairs("+busy"))
@@ -247,6 +281,22 @@ def measure_threads(q) -> dict:
         busy.kill()
         busy.wait()
     return th
+
+
+def side_by_side(seconds: float) -> dict:
+    """How much two busy cores of this machine give against one, with no
+    thread pool and no shared data involved: W2 in a 1-thread process
+    alone for `seconds`, then beside a second such process for `seconds`.
+    Where two vCPUs share a physical core (or a neighbour's load), this
+    bounds any 2-thread speedup of W2."""
+    start_at = time.time() + 6.0  # both children import, load and compile before it
+    args = ["--child", "w2", "--start-at", repr(start_at), "--seconds", repr(seconds)]
+    env = {"LAZY_NUM_THREADS": "1"}
+    procs = [_start_child(args + ["--solo"], env), _start_child(args, env)]
+    a, b = (_child_json(p, args) for p in procs)
+    return {"solo_ms": a["solo_ms"], "side_ms": [a["side_ms"], b["side_ms"]],
+            "gain": a["solo_ms"] / a["side_ms"] + a["solo_ms"] / b["side_ms"],
+            "ok": a["ok"] and b["ok"], "late_s": max(a["late_s"], b["late_s"])}
 
 
 def measure_compile():
