@@ -68,6 +68,33 @@ def measure_build(a, b, batch, rounds):
             for name in loops}
 
 
+def measure_w1_share(q) -> dict:
+    """W1 and the triad (W8's `b + 3 * c` over 20M), both lazyrt, called in
+    turn: W1's bandwidth as a share of the triad's with both timed in the
+    same seconds. W1's and W8's own rounds run a minute or more apart, and
+    what the neighbours leave of this machine's bandwidth can move by a
+    third from one minute to the next (docs/performance.md)."""
+    Xn = rng_f32(1, 10_000_000, 2)
+    X, b, c = lazy.asarray(Xn), lazy.asarray(rng_f32(13, 20_000_000)), \
+        lazy.asarray(rng_f32(14, 20_000_000))
+    fns = {"W1": lazy_sync(lambda: X[:, 0] ** 2 + X[:, 1] ** 3),
+           "triad": lazy_sync(lambda: b + 3.0 * c)}
+    nbytes = {"W1": 120_000_000, "triad": 240_000_000}
+    times: dict[str, list] = {k: [] for k in fns}
+    results = {k: f() for k, f in fns.items()}  # first calls
+    for r in range(10 if q else 30):
+        for k in fns if r % 2 == 0 else reversed(fns):
+            t0 = time.perf_counter()
+            results[k] = fns[k]()
+            times[k].append(time.perf_counter() - t0)
+    ok = bool(np.allclose(results["W1"].numpy(), Xn[:, 0] ** 2 + Xn[:, 1] ** 3,
+                          rtol=1e-4, atol=1e-4))
+    out = {k: {"median_ms": median(t) * 1e3, "gb_s": nbytes[k] / median(t) / 1e9}
+           for k, t in times.items()}
+    out.update(calls=len(times["W1"]), ok=ok)
+    return out
+
+
 def measure_overheads(q):
     out = {}
     a, b = lazy.randn(1000), lazy.randn(1000)
