@@ -7,9 +7,9 @@ of the time. Here a launch is one table of control blocks (one per chunk,
 codegen.CTL) and every thread, the caller included, takes chunks from it
 in native code with an atomic add, calling the kernel's entry point
 directly, without the GIL. Between launches the workers spin for a while
-(SPIN polls: about 0.3 ms on the AMD EPYC host, 0.1 ms on the Intel Xeon,
-whose `pause` is shorter) so that back-to-back kernels start at once, then
-sleep in the kernel (a Linux futex on the launch tag) until the next
+(SPIN_SECONDS, 0.3 ms, as a count of polls timed when the pool is
+compiled) so that back-to-back kernels start at once, then sleep in the
+kernel (a Linux futex on the launch tag) until the next
 launch wakes them: a worker never needs the GIL, not even to wake up.
 The caller, once its own chunks are done, polls briefly and then sleeps
 on `done` too, so that its core is free for a worker another process
@@ -41,6 +41,7 @@ import ctypes
 import platform
 import sys
 import threading
+import time
 import weakref
 
 import llvmlite.binding as llvm
@@ -51,11 +52,12 @@ from .dispatch import LaunchRecord, emit_launch, object_layout, pointers
 
 CTL_LEN = 9               # int64 fields per control block (codegen.CTL)
 MAX_CHUNKS = 1 << 12      # n and both claim counts have 16 bits; a count may pass n by the thread count
-SPIN = 10_000             # worker polls (each a `pause`: ~28 ns on Zen 4, ~10 on the Xeon) before it sleeps
-JOIN_SPIN = 2_000         # the caller's polls for the last chunks before it sleeps: ~60 us
+SPIN_SECONDS = 3e-4       # a worker polls this long for the next launch before it sleeps
+JOIN_SPIN_SECONDS = 6e-5  # the caller polls this long for the last chunks before it sleeps
 
 _S_WORD, _S_DONE, _S_SLEEPERS = 0, 8, 16  # each on its own cache line
 _S_FN, _S_ARGS, _S_PTRS, _S_SCALARS, _S_CTL, _S_STOP, _S_JOINER = 24, 25, 26, 27, 28, 29, 30
+_S_JOIN_SPIN = 31         # the caller's polls before it sleeps (JOIN_SPIN_SECONDS)
 _S_SIZE = 32
 
 # futex(2): the syscall number per Linux architecture; private wait/wake ops
@@ -127,6 +129,7 @@ def _module(layout: tuple[int, int, int] | None) -> ir.Module:
     """The pool's functions (where there is a futex) and lazy_launch (dispatch.py)."""
     mod = ir.Module("lazy_threadpool")
     post, join = _pool(mod) if _SYS_FUTEX is not None else (None, None)
+    _polls(mod)
     emit_launch(mod, post, join, {"fn": _S_FN, "args": _S_ARGS, "ptrs": _S_PTRS,
                                   "scalars": _S_SCALARS, "ctl": _S_CTL, "ctl_len": CTL_LEN},
                 layout)
@@ -177,7 +180,7 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     count.add_incoming(nxt, spin)
     count.add_incoming(nxt, nap)
     _pause(b)
-    b.cbranch(b.icmp_unsigned("<", count, ir.Constant(_I64, JOIN_SPIN)), wait, sleep)
+    b.cbranch(b.icmp_unsigned("<", count, b.load(_slot(b, state, _S_JOIN_SPIN))), wait, sleep)
     # say we sleep, then look again: a chunk finishing in between either
     # sees the flag (and wakes us) or is seen here
     b.position_at_end(sleep)
@@ -246,6 +249,28 @@ def _pool(mod: ir.Module) -> tuple[ir.Function, ir.Function]:
     return post, join
 
 
+def _polls(mod: ir.Module) -> None:
+    """i64 polls(state, n): n idle polls as the worker's and the caller's
+    (an acquire load of the word, then `pause`), to time one (_Native.poll_seconds)."""
+    fn = ir.Function(mod, ir.FunctionType(_I64, [_I64.as_pointer(), _I64]), "lazy_pool_polls")
+    state, n = fn.args
+    entry, loop, out = (fn.append_basic_block(x) for x in ("entry", "loop", "out"))
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    i, acc = b.phi(_I64), b.phi(_I64)
+    i.add_incoming(ir.Constant(_I64, 0), entry)
+    acc.add_incoming(ir.Constant(_I64, 0), entry)
+    nxt_acc = b.xor(acc, _load_word(b, state, _S_WORD))
+    _pause(b)
+    nxt = b.add(i, ir.Constant(_I64, 1))
+    i.add_incoming(nxt, loop)
+    acc.add_incoming(nxt_acc, loop)
+    b.cbranch(b.icmp_unsigned("<", nxt, n), loop, out)
+    b.position_at_end(out)
+    b.ret(nxt_acc)
+
+
 def _futex(b: ir.IRBuilder, syscall: ir.Function, slot: ir.Value, offset: int, op: int,
            value: ir.Value) -> None:
     """futex(op) on the 32-bit half of a state slot at byte `offset`: 4 is
@@ -280,6 +305,26 @@ class _Native:
         self._launch = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                         ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
             addr("lazy_launch"))
+        self._polls = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)(
+            addr("lazy_pool_polls"))
+        self.poll_seconds = self._time_polls()
+
+    def _time_polls(self, n: int = 20_000) -> float:
+        """Seconds per idle poll, the best of a few runs: `pause` takes ~28 ns
+        on Zen 4 and ~10 on an Emerald Rapids Xeon, so spins are set as times
+        and turned into poll counts here (a count tuned on one CPU spun a
+        third as long on the other: measured in docs/performance.md)."""
+        word = np.zeros(_S_SIZE, np.int64)
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            self._polls(word.ctypes.data, n)
+            best = min(best, time.perf_counter() - t0)
+        return max(best / n, 1e-10)
+
+    def polls_for(self, seconds: float) -> int:
+        """How many idle polls take about `seconds` here."""
+        return max(1, round(seconds / self.poll_seconds))
 
     def launch(self, state: int | None, fn: int, record: int, buffers: tuple) -> int:
         """dispatch.py's lazy_launch: the buffers' pointers read natively, or
@@ -307,8 +352,11 @@ def native() -> _Native:
 class ThreadPool:
     """`threads - 1` workers plus the calling thread, started on first use."""
 
-    def __init__(self, threads: int, spin: int = SPIN):
-        self.threads, self.spin = threads, spin
+    def __init__(self, threads: int, spin: int | None = None, join_spin: int | None = None):
+        """`spin`, `join_spin`: idle polls before a worker, and the caller
+        waiting for the last chunks, sleep (default: SPIN_SECONDS and
+        JOIN_SPIN_SECONDS' worth on this CPU)."""
+        self.threads, self.spin, self.join_spin = threads, spin, join_spin
         raw = np.zeros(_S_SIZE + 8, np.int64)
         skip = (-raw.ctypes.data % 64) // 8  # the word on its own cache line
         self._state = raw[skip: skip + _S_SIZE]
@@ -329,7 +377,13 @@ class ThreadPool:
         """Compile the dispatch code now (~15-25 ms, once per process), so that it
         is not counted in the first kernel's logged run time."""
         if self._native is None:
-            self._native = native()
+            nat = native()
+            if self.spin is None:
+                self.spin = nat.polls_for(SPIN_SECONDS)
+            if self.join_spin is None:
+                self.join_spin = nat.polls_for(JOIN_SPIN_SECONDS)
+            self._state[_S_JOIN_SPIN] = self.join_spin
+            self._native = nat
         return self._native
 
     def _tag(self) -> int:

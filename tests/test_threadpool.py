@@ -13,7 +13,8 @@ from llvmlite import ir
 
 from cpu_backend import CPUBackend
 from cpu_backend.dispatch import launch_record
-from cpu_backend.threadpool import _S_STOP, MAX_CHUNKS, ThreadPool
+from cpu_backend.threadpool import (_S_JOIN_SPIN, _S_STOP, JOIN_SPIN_SECONDS, MAX_CHUNKS,
+                                    SPIN_SECONDS, ThreadPool, native)
 from cpu_backend_helpers import contiguous_kernel, jit_address, reduce_kernel, run_flat, run_reduce
 from scheduler.dtypes import float64
 from ir_strategies import binop
@@ -291,11 +292,29 @@ def test_more_threads_than_chunk_slots():
     assert len(split.table) <= MAX_CHUNKS
 
 
-def test_a_caller_asleep_for_the_last_chunk_is_woken(bump):
-    """Uneven chunks: the thread with the short one polls past JOIN_SPIN,
-    then sleeps on `done` until the long one finishes (a lost wake-up would
-    hang here, so the launches run on a watched thread)."""
+def test_spins_are_times_turned_into_polls_on_this_cpu():
+    """`pause` lasts ~28 ns on Zen 4 and ~10 on a Xeon: a fixed poll count
+    spun a third as long on one as on the other. The defaults are times,
+    counted in polls as timed here; explicit counts are kept as given."""
+    nat = native()
+    assert 0 < nat.poll_seconds < 1e-5
+    assert nat.polls_for(1e-3) == round(1e-3 / nat.poll_seconds)
     pool = ThreadPool(2)
+    pool.prepare()
+    assert (pool.spin, pool.join_spin) == (nat.polls_for(SPIN_SECONDS),
+                                           nat.polls_for(JOIN_SPIN_SECONDS))
+    assert pool._state[_S_JOIN_SPIN] == pool.join_spin  # what the caller's join reads
+    given = ThreadPool(2, spin=7, join_spin=3)
+    given.prepare()
+    assert (given.spin, given.join_spin, given._state[_S_JOIN_SPIN]) == (7, 3, 3)
+
+
+@pytest.mark.parametrize("join_spin", [1, None])
+def test_a_caller_asleep_for_the_last_chunk_is_woken(bump, join_spin):
+    """Uneven chunks: the thread with the short one polls past its join
+    spin, then sleeps on `done` until the long one finishes (a lost wake-up
+    would hang here, so the launches run on a watched thread)."""
+    pool = ThreadPool(2, join_spin=join_spin)
     counts = np.zeros(3_000_000, np.int64)
     table = np.zeros((2, 9), np.int64)
     table[0, 1:3] = 0, 10
