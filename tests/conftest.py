@@ -37,6 +37,20 @@ def fresh_log(strict_fallback):
 
 
 @pytest.fixture
+def allow_fallback(monkeypatch):
+    """NumPy fallbacks allowed (LAZY_FALLBACK=allow): for the functions that are
+    fallbacks by design (cumsum, median, einsum, ..., docs/numpy.md)."""
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+
+
+@pytest.fixture
+def fallback_log(allow_fallback):
+    """Fallbacks allowed, nothing pending from earlier tests, and an empty log."""
+    lazy.sync()
+    lazy.log.clear()
+
+
+@pytest.fixture
 def cuda(monkeypatch):
     """Device "cuda" on the emulated GPU (cuda_lazy_helpers.py) for one test;
     yields the fake CuPy module. Imported here, not at the top, so that the

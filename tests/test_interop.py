@@ -123,8 +123,7 @@ def test_ufunc_out_with_only_ndarray_inputs():
     np.testing.assert_allclose(out.numpy(), A - B)
 
 
-def test_unlowered_ufunc_falls_back_visibly(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+def test_unlowered_ufunc_falls_back_visibly(allow_fallback):
     t = lazy.asarray(B)
     cases = [(lambda x: np.add.accumulate(x, axis=1), "add.accumulate"),
              (lambda x: np.add(x, 1, dtype=np.float32), "add"),
@@ -192,8 +191,7 @@ def test_numpy_function_out_tensor():
     np.testing.assert_allclose(out.numpy(), A.sum(axis=0))
 
 
-def test_numpy_function_without_a_lazy_version_falls_back_visibly(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+def test_numpy_function_without_a_lazy_version_falls_back_visibly(allow_fallback):
     got = np.median(lazy.asarray(A) * 2, axis=0)
     np.testing.assert_allclose(got.numpy(), np.median(A * 2, axis=0))
     assert [r.reason for r in lazy.log if r.backend == "numpy"] == [
@@ -201,8 +199,7 @@ def test_numpy_function_without_a_lazy_version_falls_back_visibly(monkeypatch):
     assert lazy.log.counters.fallbacks == 1
 
 
-def test_numpy_only_option_falls_back_visibly(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+def test_numpy_only_option_falls_back_visibly(allow_fallback):
     keep = np.ones((3, 4), bool)
     keep[:, 0] = False  # (var's where= is native, but not with an integer dtype=)
     got = np.var(lazy.asarray(I), axis=1, dtype=np.int64, where=keep)
@@ -461,11 +458,10 @@ def test_logical_ufuncs_refuse_python_ints_past_int64_as_numpy(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.float32, np.bool_])
-def test_function_out_casting_is_each_functions_own_as_numpy(dtype, monkeypatch):
+def test_function_out_casting_is_each_functions_own_as_numpy(dtype, allow_fallback):
     """cumsum/cumprod cast unsafely into out (lazyrt refused int64 out of a float
     sum), argmax/argmin take an out dtype that casts safely to intp (lazyrt
     wrote 2.0 into float64), dot wants exactly its result dtype (lazyrt cast)."""
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")  # cumsum and cumprod are fallbacks
     a = np.array([1.5, 2.5, 5.0])
     t = lazy.asarray(a)
 

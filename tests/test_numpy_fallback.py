@@ -8,15 +8,7 @@ import lazy
 from lazy.fallback import numpy_fallback
 
 
-@pytest.fixture
-def allow_log(monkeypatch):
-    """Fallbacks allowed; nothing pending from earlier tests and an empty log."""
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
-    lazy.sync()
-    lazy.log.clear()
-
-
-def test_fallback_runs_numpy_and_logs_one_record(allow_log):
+def test_fallback_runs_numpy_and_logs_one_record(fallback_log):
     x = lazy.asarray(np.array([3.0, 1.0, 2.0], np.float32)) * 2  # pending input
     y = numpy_fallback("sort", np.sort, (x,), {})
     assert isinstance(y, lazy.Tensor) and y.dtype == lazy.float32 and y.device == "cpu"
@@ -43,7 +35,7 @@ def test_fallback_error_mode_raises_before_running(monkeypatch):
     np.testing.assert_array_equal(x.numpy(), [1, 2, 3, 4])
 
 
-def test_fallback_containers_kwargs_and_scalars(allow_log):
+def test_fallback_containers_kwargs_and_scalars(fallback_log):
     a, b = lazy.asarray(np.arange(3)), lazy.asarray(np.arange(3, 6))
     out = numpy_fallback("concatenate", np.concatenate, ([a, b],), {"axis": 0})
     np.testing.assert_array_equal(out.numpy(), np.arange(6))
@@ -61,7 +53,7 @@ def test_fallback_containers_kwargs_and_scalars(allow_log):
     assert lazy.log.counters.fallbacks == 5
 
 
-def test_fallback_result_is_a_copy_not_a_view_of_the_input(allow_log):
+def test_fallback_result_is_a_copy_not_a_view_of_the_input(fallback_log):
     base = np.arange(4.0)
     x = lazy.asarray(base)
     y = numpy_fallback("flip", np.flip, (x,), {})
@@ -70,7 +62,7 @@ def test_fallback_result_is_a_copy_not_a_view_of_the_input(allow_log):
     np.testing.assert_array_equal(y.numpy(), [100, 2, 1, 0])
 
 
-def test_fallback_unsupported_result_dtype_is_a_type_error(allow_log):
+def test_fallback_unsupported_result_dtype_is_a_type_error(fallback_log):
     x = lazy.asarray(np.arange(3))
     with pytest.raises(TypeError, match="unsupported dtype"):
         numpy_fallback("astype_u8", lambda a: a.astype(np.uint8), (x,), {})
@@ -84,7 +76,7 @@ def test_fallback_unsupported_result_dtype_is_a_type_error(allow_log):
     (lambda xp, t, o: np.fix(t, out=o), (4,)),
     (lambda xp, t, o: np.fix(t, out=o[1:]), (5,)),           # into a view: the base changes
     (lambda xp, t, o: np.fix(t[:3], out=o[0]), (2, 3))])      # broadcasts, as NumPy's ufunc
-def test_fallback_out_gets_a_lazy_write_and_is_returned(allow_log, call, shape):
+def test_fallback_out_gets_a_lazy_write_and_is_returned(fallback_log, call, shape):
     import lazy.numpy as lnp
     x = np.array([-1.5, 2.5, 3.25, 0.5])
     o_np, o_lz = np.full(shape, 7.0), lnp.full(shape, 7.0)
@@ -95,7 +87,7 @@ def test_fallback_out_gets_a_lazy_write_and_is_returned(allow_log, call, shape):
     assert (got is o_lz) == (expected is o_np)
 
 
-def test_fallback_out_keeps_numpys_shape_and_casting_checks(allow_log):
+def test_fallback_out_keeps_numpys_shape_and_casting_checks(fallback_log):
     import lazy.numpy as lnp
     t = lnp.asarray([1.5, 2.0, 3.0])
     with pytest.raises(ValueError, match="wrong number of dimensions"):

@@ -181,12 +181,6 @@ def test_casting_applies_to_outer(other, casting):
 
 
 # -- ndarray methods ---------------------------------------------------------------------
-@pytest.fixture
-def allow(monkeypatch):
-    """argsort and cumsum are NumPy fallbacks (docs/numpy.md)."""
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
-
-
 @pytest.mark.parametrize("call", [
     lambda x: x.swapaxes(0, 1), lambda x: x.swapaxes(-1, 0),
     lambda x: x.dot(np.arange(4.0)), lambda x: x.T.dot(x),
@@ -195,14 +189,14 @@ def allow(monkeypatch):
     lambda x: x.conjugate(), lambda x: x[::-1].argsort(), lambda x: x[:, ::-1].argsort(0),
 ], ids=["swapaxes", "swapaxes-neg", "dot-vec", "dot-mat", "trace", "trace-offset",
         "trace-axes", "round", "round-2", "conj", "conjugate", "argsort", "argsort-0"])
-def test_ndarray_methods_match_numpys(call, allow):
+def test_ndarray_methods_match_numpys(call, allow_fallback):
     """NumPy code run under `python -m lazy` calls these on tensors; they
     used to raise AttributeError."""
     a = (np.arange(12.0).reshape(3, 4) * 5) % 7
     same(call(lazy.asarray(a)), np.asarray(call(a)))
 
 
-def test_ndarray_cumsum_fill_put_and_item_match_numpys(allow):
+def test_ndarray_cumsum_fill_put_and_item_match_numpys(allow_fallback):
     a = np.arange(12.0).reshape(3, 4)
     t = lazy.asarray(a.copy())
     same(t.cumsum(), a.cumsum())

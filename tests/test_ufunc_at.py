@@ -15,20 +15,13 @@ import lazy.numpy as lnp
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum"]
 
 
-@pytest.fixture
-def fallbacks_allowed(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
-    lazy.sync()
-    lazy.log.clear()
-
-
 @settings(max_examples=60, deadline=None,  # the fixture only sets an environment variable
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(BINARY + ["negative"]),
        dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int32]),
        shape=st.sampled_from([(7,), (3, 4)]),
        data=st.data())
-def test_at_matches_numpy_with_repeated_indices(fallbacks_allowed, name, dtype, shape, data):
+def test_at_matches_numpy_with_repeated_indices(fallback_log, name, dtype, shape, data):
     """Indices with repeats and negatives, values as a number, a list or a
     tensor: the same result as NumPy's `at` on a copy, through `np.` and
     `lazy.numpy.`."""
@@ -58,7 +51,7 @@ def test_at_matches_numpy_with_repeated_indices(fallbacks_allowed, name, dtype, 
     np.testing.assert_array_equal(got, expected)
 
 
-def test_views_and_pending_readers_see_it_in_program_order(fallbacks_allowed):
+def test_views_and_pending_readers_see_it_in_program_order(fallback_log):
     a = np.arange(8.0)
     t = lnp.asarray(a.copy())
     before = t * 1          # pending: reads t's values before the update
@@ -72,7 +65,7 @@ def test_views_and_pending_readers_see_it_in_program_order(fallbacks_allowed):
     np.testing.assert_array_equal(after.numpy(), a[2:6])
 
 
-def test_into_a_view_updates_its_base(fallbacks_allowed):
+def test_into_a_view_updates_its_base(fallback_log):
     a = np.arange(12.0).reshape(3, 4)
     t = lnp.asarray(a.copy())
     np.multiply.at(t[:, 1:], ([0, 0, 2], [1, 1, 0]), 2.0)
@@ -80,7 +73,7 @@ def test_into_a_view_updates_its_base(fallbacks_allowed):
     np.testing.assert_array_equal(t.numpy(), a)
 
 
-def test_an_index_out_of_bounds_raises_and_writes_nothing(fallbacks_allowed):
+def test_an_index_out_of_bounds_raises_and_writes_nothing(fallback_log):
     t = lnp.asarray(np.arange(5.0))
     pending = t + 1
     with pytest.raises(IndexError, match="out of bounds"):
@@ -90,7 +83,7 @@ def test_an_index_out_of_bounds_raises_and_writes_nothing(fallbacks_allowed):
 
 
 def test_it_is_logged_as_a_fallback_and_refused_under_strict_fallback(monkeypatch,
-                                                                      fallbacks_allowed):
+                                                                      fallback_log):
     t = lnp.asarray(np.zeros(4))
     np.add.at(t, [1, 1], 1.0)
     assert [r.reason for r in lazy.log if r.backend == "numpy"] == ["fallback: add.at not lowered"]
@@ -101,7 +94,7 @@ def test_it_is_logged_as_a_fallback_and_refused_under_strict_fallback(monkeypatc
     np.testing.assert_array_equal(t.numpy(), [0.0, 2.0, 0.0, 0.0])
 
 
-def test_on_cuda_the_write_back_stays_on_the_device(cuda, fallbacks_allowed):
+def test_on_cuda_the_write_back_stays_on_the_device(cuda, fallback_log):
     """On device "cuda" (CuPy emulated, tests/cuda_lazy_helpers.py) the
     host copy is written back into the device tensor; so is a fallback's
     `out=` (both raised a device-mixing ValueError before 2026-11-22)."""
