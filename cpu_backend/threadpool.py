@@ -311,9 +311,10 @@ class _Native:
 
     def _time_polls(self, n: int = 20_000) -> float:
         """Seconds per idle poll, the best of a few runs: `pause` takes ~28 ns
-        on Zen 4 and ~10 on an Emerald Rapids Xeon, so spins are set as times
-        and turned into poll counts here (a count tuned on one CPU spun a
-        third as long on the other: measured in docs/performance.md)."""
+        on Zen 4 and 15-20 on an Emerald Rapids Xeon, so spins are set as times
+        and turned into poll counts here (10,000 polls, 0.3 ms on the first,
+        left a worker asleep ~0.1 ms after a sync on the second:
+        docs/performance.md)."""
         word = np.zeros(_S_SIZE, np.int64)
         best = float("inf")
         for _ in range(5):
