@@ -1,7 +1,8 @@
-"""Extern kernels on CUDA: matrix products go to cuBLAS through CuPy.
+"""Extern kernels on CUDA: matrix products go to cuBLAS through CuPy, and
+the scans (cumsum, cumprod) to CuPy's.
 
-The scheduler logs these with backend `cublas`; `cublas_reason()` is the
-reason text. `device_view` is the CUDA twin of `scheduler.graph.host_view`:
+The scheduler logs these with backend `cublas` or `cupy` and the reason
+`extern_backend` gives. `device_view` is the CUDA twin of `scheduler.graph.host_view`:
 a strided CuPy view over a flat device buffer, so operands reach cuBLAS
 without a copy when their strides allow it (CuPy copies otherwise).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from scheduler.ops import SCANS
 from scheduler.view import View
 
 
@@ -32,11 +34,24 @@ def matmul(a: Any, b: Any, out: Any) -> float:
     return (time.perf_counter() - t) * 1e3
 
 
-def run_extern(op: str, inputs: list, out: Any) -> float:
-    """CUDA counterpart of `scheduler.backends.run_extern`."""
+def run_extern(op: str, inputs: list, out: Any, arg: Any = None) -> float:
+    """CUDA counterpart of `scheduler.backends.run_extern` (`arg`: a scan's axis)."""
     if op == "matmul":
         return matmul(inputs[0], inputs[1], out)
+    if op in SCANS:
+        import cupy
+        t = time.perf_counter()
+        getattr(cupy, op)(inputs[0], axis=arg, out=out)
+        cupy.cuda.get_current_stream().synchronize()
+        return (time.perf_counter() - t) * 1e3
     raise NotImplementedError(f"no CUDA extern kernel for {op!r}")
+
+
+def extern_backend(op: str) -> tuple[str, str]:
+    """(backend, reason) that the log gives an extern kernel on CUDA."""
+    if op == "matmul":
+        return "cublas", cublas_reason()
+    return "cupy", f"extern {op}: CuPy's {op} (the kernel IR has no scan)"
 
 
 def cublas_reason() -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scheduler.backends import FallbackError, blas_name, choose, cuda_backend, device_status
+from scheduler.backends import (FallbackError, choose, cuda_backend, device_status,
+                                extern_backend)
 from scheduler.matmul_fusion import fused_reason
 from scheduler.realize import plan
 
@@ -57,10 +58,10 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
             if op == "to_device":
                 backend, reason, source = "copy", "transfer", ""
             elif device == "cuda":
-                backend, reason, source = "cublas", "extern matmul: cuBLAS via CuPy", ""
+                from cuda_backend import extern_backend as cuda_extern_backend
+                (backend, reason), source = cuda_extern_backend(op), ""
             else:
-                backend, reason = "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
-                source = ""
+                (backend, reason), source = extern_backend(op), ""
         elif device == "cuda":
             cuda = cuda_backend()
             if cuda is None:

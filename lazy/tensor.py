@@ -131,6 +131,15 @@ def _numpy_reduction(name: str, t: "Tensor", axis, dim, keepdims: bool, **kwargs
                               **{k: v for k, v in kwargs.items() if v is not None})
 
 
+def _scan_method(op: str):
+    """NumPy's `a.cumsum(axis, dtype)`, and PyTorch's `x.cumsum(dim, dtype=)`."""
+    def method(self, axis=None, dtype=None, *, dim=None):
+        from .scan import scan  # imported late: scan.py imports this module
+        return scan(self, op, axis, dtype, dim=dim)
+    method.__name__ = method.__qualname__ = op
+    return method
+
+
 def _numpy_method(name: str):
     """NumPy's ndarray method `name`: lazy.numpy's function of the same name
     with the tensor first (imported late: lazy.numpy imports this module)."""
@@ -596,7 +605,8 @@ class Tensor(ArrayProtocols):
         """Every element set to `value`, in place; returns None (NumPy's)."""
         self[...] = value
 
-    put, argsort, cumsum = _numpy_method("put"), _numpy_method("argsort"), _numpy_method("cumsum")
+    put, argsort = _numpy_method("put"), _numpy_method("argsort")
+    cumsum, cumprod = _scan_method("cumsum"), _scan_method("cumprod")
     swapaxes, dot, trace = _numpy_method("swapaxes"), _numpy_method("dot"), _numpy_method("trace")
     round, conj = _numpy_method("round"), _numpy_method("conj")
     conjugate = conj

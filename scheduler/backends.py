@@ -4,7 +4,8 @@ CPU kernels go to the LLVM JIT when it is available and supports the
 kernel; otherwise to the NumPy interpreter, logged as a fallback (an error
 under LAZY_FALLBACK=error). CUDA kernels go to the CUDA backend (CuPy
 RawKernel). Matrix products are extern kernels: the BLAS NumPy links
-against on CPU, cuBLAS on CUDA. Backends load lazily, at first use, and a
+against on CPU, cuBLAS on CUDA; so are the scans (cumsum, cumprod): NumPy's
+on CPU, CuPy's on CUDA. Backends load lazily, at first use, and a
 backend that cannot load is a reason in the log, never an import error.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .backend import Backend, CompileInfo
 from .config import config
 from .dtypes import DType
 from .kernel_ir import Kernel, Launch
+from .ops import SCANS
 
 
 class FallbackError(RuntimeError):
@@ -143,11 +145,21 @@ def choose(kernel: Kernel, device: str, launch: Launch | None = None) -> tuple[B
     return NUMPY, f"fallback: {why}"
 
 
-def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray) -> float:
-    """Run an extern kernel on host arrays; returns milliseconds."""
+def extern_backend(op: str) -> tuple[str, str]:
+    """(backend, reason) that the log gives an extern kernel on the CPU."""
+    if op == "matmul":
+        return "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
+    return "numpy", f"extern {op}: NumPy's {op} (the kernel IR has no scan)"
+
+
+def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = None) -> float:
+    """Run an extern kernel on host arrays (`arg`: the node's, a scan's axis);
+    returns milliseconds."""
     t = time.perf_counter()
     if op == "matmul":
         np.matmul(inputs[0], inputs[1], out=out)
+    elif op in SCANS:
+        SCANS[op](inputs[0], axis=arg, out=out)
     else:
         raise NotImplementedError(op)
     return (time.perf_counter() - t) * 1e3

@@ -7,8 +7,9 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
 
 - "requested": the sync asked for it (a live tensor or an explicit target);
 - "read by N kernels": its consumers ended up in different kernels;
-- "extern": matmul runs as its own BLAS kernel, and a device transfer as a
-  copy; what they read must be in memory;
+- "extern": matmul runs as its own BLAS kernel, a device transfer as a
+  copy, and cumsum/cumprod as NumPy's (CuPy's); what they read must be in
+  memory;
 - "one reduction per kernel": a reduction feeding another reduction;
 - "reduction read through a view": a consumer reads a reduction's result
   broadcast or permuted, which needs the whole result first;
@@ -50,7 +51,7 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .ops import RANDOM_OPS
+from .ops import EXTERN_OPS, RANDOM_OPS
 from .view import Path, View, extend
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
@@ -133,7 +134,7 @@ def read_paths(buf: Buffer, group: Group, readers: list) -> tuple[Path, ...]:
 def can_fuse(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) -> str | None:
     """None if `buf` can be inlined into `group` (all its readers are there),
     evaluated along `paths` (paths_through), else why not."""
-    if group.kind == "extern" or buf.node.op in ("matmul", "to_device"):
+    if group.kind == "extern" or buf.node.op in EXTERN_OPS:
         return "extern"
     if group.ops + len(paths) > config.max_kernel_ops:
         return "kernel op cap"
@@ -273,8 +274,8 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
                 join(buf, group, readers, paths)
                 group_of[id(buf)] = group
                 continue
-        kind = {"matmul": "extern", "to_device": "extern",
-                "scatter": "scatter"}.get(buf.node.op, "elementwise")
+        op = buf.node.op
+        kind = "extern" if op in EXTERN_OPS else "scatter" if op == "scatter" else "elementwise"
         group = Group(root=buf, why=why, kind=kind)
         if group.kind != "extern":
             group.members.append(buf)

@@ -317,6 +317,16 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
 ]}
 
 
+# Scans: the running sum and product along axis `arg` (the node's), NumPy's
+# cumsum and cumprod. The kernel IR has no scan, so they run as extern kernels.
+SCANS: dict[str, Callable[..., np.ndarray]] = {"cumsum": np.cumsum, "cumprod": np.cumprod}
+
+# Nodes no kernel computes: each is a step of its own, and what it reads is
+# materialized first. matmul runs on BLAS (cuBLAS), a device transfer is a
+# copy, the scans run NumPy's (CuPy's) functions.
+EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS})
+
+
 def part_error(op: str, part: str) -> str | None:
     """Why a `Reduced` of reduction `op` cannot read `part`, or None if it
     can: the rule every backend checks (as `operand_error` for ops)."""

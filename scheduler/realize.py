@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .backend import CompileInfo
-from .backends import FallbackError, blas_name, choose, run_extern, transfer
+from .backends import FallbackError, choose, extern_backend, run_extern, transfer
 from .fusion import fuse
 from .matmul_fusion import fuse_matmuls, fused_reason, panel_rows, scratch, slice_rows
 from .graph import Buffer, host_view
@@ -205,16 +205,19 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             backend, reason = "copy", f"transfer {src.device} -> {device}"
             run_ms = (time.perf_counter() - t) * 1e3
         elif device == "cuda":
-            from cuda_backend import cublas_reason, device_view, run_extern as cuda_extern
+            from cuda_backend import device_view, extern_backend as cuda_backend_of
+            from cuda_backend import run_extern as cuda_extern
             import cupy
             out = cupy.empty(node.shape, root.dtype.np)
-            run_ms = cuda_extern(node.op, [device_view(b.array, v) for b, v in srcs], out)
-            root.array, backend, reason = out.reshape(-1), "cublas", cublas_reason()
+            run_ms = cuda_extern(node.op, [device_view(b.array, v) for b, v in srcs], out,
+                                 node.arg)
+            root.array = out.reshape(-1)
+            backend, reason = cuda_backend_of(node.op)
         else:
             out = np.empty(node.shape, root.dtype.np)
-            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in srcs], out)
-            root.array, backend = out.reshape(-1), "blas"
-            reason = f"extern {node.op}: NumPy's BLAS ({blas_name()})"
+            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in srcs], out, node.arg)
+            root.array = out.reshape(-1)
+            backend, reason = extern_backend(node.op)
         root.node = None
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
                                     reason, "-", 0.0, run_ms, nbytes))

@@ -5,7 +5,7 @@ scheduler fuses and plans it and picks the CUDA backend, CUDABackend
 generates CUDA C and compiles it with NVRTC to an sm_80 cubin (disk cache
 included), binds the arguments and plans the launch; transfers go through
 `cuda_backend.to_device`/`to_host`/`device_view` (DLPack export too), matmul through
-`cuda_backend.run_extern`. Only CuPy is replaced, by `tests/cuda_emu/fake_cupy.py`:
+`cuda_backend.run_extern` (and so do cumsum and cumprod). Only CuPy is replaced, by `tests/cuda_emu/fake_cupy.py`:
 device arrays hold NumPy memory but refuse implicit conversion to NumPy (as
 CuPy's do), and each kernel launch runs the generated CUDA C under the host
 emulation of the CUDA thread model (`tests/cuda_emu/cuda_emu.h`).
@@ -13,7 +13,7 @@ emulation of the CUDA thread model (`tests/cuda_emu/cuda_emu.h`).
 Emulation libraries are cached by source hash; one CUDABackend (`BE`)
 serves every test, so kernels repeat as in-memory cache hits. The tests
 compare with NumPy and read `lazy.log` (the helpers below) to check which
-backend ran each kernel ("cuda", "cublas", "copy").
+backend ran each kernel ("cuda", "cublas", "cupy", "copy").
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def check_all(pairs, f32_rtol=None, f32_atol=None) -> None:
 
 def assert_ran_on_cuda(n: int | None = None) -> None:
     """Every compute kernel in the log ran on device cuda with backend cuda (n of them)."""
-    ks = [r for r in lazy.log if r.backend not in ("copy", "cublas")]
+    ks = [r for r in lazy.log if r.backend not in ("copy", "cublas", "cupy")]
     assert all(r.device == "cuda" and r.backend == "cuda" for r in ks), lazy.log.table()
     for r in ks:
         assert r.reason.startswith("cuda tensors: CUDA C via NVRTC (" + GPU), r.reason

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import lazy
+import lazy.numpy as lnp
 from conftest import DTYPE_NAMES, sample
 from cuda_emu import fake_cupy
 from cuda_lazy_helpers import (GPU, assert_ran_on_cuda, backends_of, check, check_all, copies, host,
@@ -427,3 +428,29 @@ def test_matmul_runs_on_cublas(cuda):
         assert r.cache == "-"
     assert_ran_on_cuda()
     assert set(backends_of()) == {"cublas", "cuda", "copy"}
+
+
+# -- scans ------------------------------------------------------------------------------------
+def test_cumsum_and_cumprod_run_on_cupy_between_cuda_kernels(cuda):
+    """A scan is an extern kernel on the device too (CuPy's): its input is computed
+    by a CUDA kernel first, and what reads it fuses into the next CUDA kernel."""
+    rng = np.random.default_rng(8)
+    a = sample((3, 5), "float32", rng)
+    i = sample((4,), "int64", rng)
+    x, j = on_cuda(a), on_cuda(i)
+    lazy.log.clear()
+    y = lnp.cumsum(x * 2, axis=1) + 1
+    z = lnp.cumprod(j)
+    w = x.T.cumsum(0)  # a transposed view goes to CuPy as a strided device array
+    assert len(lazy.log) == 0  # nothing runs before the sync
+    check_all([(y, np.cumsum(a * 2, axis=1) + 1), (z, np.cumprod(i)), (w, a.T.cumsum(0))],
+              f32_rtol=1e-5)
+    scans = records("cupy")
+    assert sorted(r.kernel.split("_")[0] for r in scans) == ["cumprod", "cumsum", "cumsum"]
+    for r in scans:
+        assert r.device == "cuda" and r.cache == "-"
+        op = r.kernel.split("_")[0]
+        assert r.reason == f"extern {op}: CuPy's {op} (the kernel IR has no scan)", r.reason
+    assert_ran_on_cuda(2)  # x * 2 before the scan, + 1 after it
+    assert set(backends_of()) == {"cupy", "cuda", "copy"}
+    assert {d for d, _ in copies()} == {"cuda->cpu"}  # only the checks' reads come back

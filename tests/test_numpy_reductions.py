@@ -82,23 +82,6 @@ def test_statistical_options():
         lnp.sum(x, axis=(0, 0))
 
 
-def test_cumulative_functions_are_logged_fallbacks(allow_fallback):
-    a = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
-    x = lnp.asarray(a)
-    same(lnp.cumulative_sum(x, axis=1), np.cumulative_sum(a, axis=1))
-    same(lnp.cumulative_sum(x[0], include_initial=True),
-         np.cumulative_sum(a[0], include_initial=True))
-    same(lnp.cumulative_prod(x, axis=0, dtype=lnp.float64),
-         np.cumulative_prod(a, axis=0, dtype=np.float64))
-    same(lnp.cumsum(x), np.cumsum(a))
-    same(lnp.cumprod(x, axis=1), np.cumprod(a, axis=1))
-    reasons = [r.reason for r in lazy.log if r.backend == "numpy"]
-    assert reasons == ["fallback: cumulative_sum not lowered"] * 2 + [
-        "fallback: cumulative_prod not lowered", "fallback: cumsum not lowered",
-        "fallback: cumprod not lowered"]
-    assert lazy.log.counters.fallbacks == 5
-
-
 def test_searching():
     a = np.array([[3.0, np.nan, 1.0], [2.0, 5.0, 5.0]])
     x = lnp.asarray(a)

@@ -1,5 +1,5 @@
 """Statistical reductions: sum, prod, max, min, mean, var, std (native) and the
-cumulative ones (NumPy fallbacks: lazyrt has no scan primitive).
+cumulative ones (deferred extern kernels: lazy/scan.py).
 
 Native reductions fuse their elementwise producers; `var` is two
 reductions (the mean, then the sum of squared deviations).
@@ -15,6 +15,7 @@ from scheduler.dtypes import DType, as_dtype, bool_, float64, float_result, int6
 
 from .. import elementwise, reductions, views
 from ..fallback import numpy_fallback
+from ..scan import scan
 from ..tensor import Tensor
 from ._helpers import store_out, tensor
 from ._manipulation import numpy_axes
@@ -224,32 +225,31 @@ def std(x: object, /, axis: object = None, dtype: object = None, out: object = N
 
 def cumulative_sum(x: object, /, *, axis: int | None = None, dtype: object = None,
                    include_initial: bool = False) -> Tensor:
-    """Running sum (a NumPy fallback: there is no scan primitive)."""
-    return numpy_fallback("cumulative_sum", np.cumulative_sum, (tensor(x),),
-                          {"axis": axis, "dtype": _np_dtype(dtype),
-                           "include_initial": include_initial})
+    """The array API's running sum: `axis` is required above one dimension."""
+    return _cumulative("cumsum", x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: object, /, *, axis: int | None = None, dtype: object = None,
                     include_initial: bool = False) -> Tensor:
-    return numpy_fallback("cumulative_prod", np.cumulative_prod, (tensor(x),),
-                          {"axis": axis, "dtype": _np_dtype(dtype),
-                           "include_initial": include_initial})
+    return _cumulative("cumprod", x, axis, dtype, include_initial)
+
+
+def _cumulative(op: str, x: object, axis: int | None, dtype: object,
+                include_initial: bool) -> Tensor:
+    t = tensor(x)
+    if axis is None and t.ndim > 1:
+        raise ValueError(f"cumulative_{op[3:]}: an input of {t.ndim} dimensions (shape "
+                         f"{t.shape}) needs an axis, got None")
+    return scan(t, op, axis, dtype, include_initial=include_initial)
 
 
 def cumsum(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
-    """NumPy's cumsum (flattens when axis is None); a NumPy fallback."""
-    return numpy_fallback("cumsum", np.cumsum, (tensor(a),),
-                          {"axis": axis, "dtype": _np_dtype(dtype)})
+    """NumPy's cumsum (flattens when axis is None)."""
+    return scan(tensor(a), "cumsum", axis, dtype)
 
 
 def cumprod(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
-    return numpy_fallback("cumprod", np.cumprod, (tensor(a),),
-                          {"axis": axis, "dtype": _np_dtype(dtype)})
-
-
-def _np_dtype(dtype: object) -> np.dtype | None:
-    return None if dtype is None else as_dtype(dtype).np
+    return scan(tensor(a), "cumprod", axis, dtype)
 
 
 __all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "max", "mean", "min",

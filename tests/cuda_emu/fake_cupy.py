@@ -171,6 +171,21 @@ def matmul(a, b, out=None):
     return out if out is not None else _wrap(r)
 
 
+def _scan(name: str):
+    def scan(a, axis=None, dtype=None, out=None):
+        """CuPy's cumsum/cumprod: every operand must already be on the device."""
+        for what, x in (("a", a), ("out", out)):
+            if STRICT and x is not None and not isinstance(x, DeviceArray):
+                raise TypeError(f"Unsupported type {type(x)} for {name} operand {what}")
+        r = getattr(np, name)(_unwrap(a), axis=axis, dtype=dtype, out=_unwrap(out))
+        return out if out is not None else _wrap(r)
+    scan.__name__ = name
+    return scan
+
+
+cumsum, cumprod = _scan("cumsum"), _scan("cumprod")
+
+
 def _as_strided(x, shape=None, strides=None):
     if STRICT and not isinstance(x, DeviceArray):
         raise TypeError(f"cupy as_strided of {type(x)}")
