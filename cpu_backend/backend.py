@@ -23,6 +23,7 @@ from .keys import STREAM
 from .launch import Launcher, Split, choose_tile
 from .loops import TILE_STREAM
 from .pack import LaunchPlan
+from .scan import run_scan
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -150,6 +151,11 @@ class CPUBackend:
             self._prepared.pop(next(iter(self._prepared)))
         self._prepared[id(launch)] = p
         return p
+
+    def scan(self, op: str, x: np.ndarray, axis: int, out: np.ndarray) -> tuple[float, CompileInfo]:
+        """An extern scan (cumsum, cumprod) of host array `x` into contiguous
+        `out`: (run ms, compile info). scan.py says how."""
+        return run_scan(self.jit, self.launcher, op, x, axis, out)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)

@@ -20,7 +20,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -117,6 +117,7 @@ class JIT:
         self.disk = DiskCache(cache_dir, salt)
         self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self._cache: dict[str, Compiled] = {}  # structural key -> compiled
+        self._functions: dict[str, int] = {}   # compile_function's key -> address
         self._by_id: dict[int, tuple[weakref.ref, Compiled]] = {}  # same object: no key
         self._newness = NewnessTracker()
 
@@ -215,27 +216,52 @@ class JIT:
                ) -> tuple[Compiled, str, float]:
         """Compile (or load from disk) under the lock: (compiled, "miss"/"disk", ms)."""
         t0 = time.perf_counter()
-        dkey = self.disk.key(key)
-        obj = self.disk.load(dkey)
-        source = "disk" if obj is not None else "miss"
-        text = ""
-        if obj is None:
-            text = str(generate(kernel, self.triple, self.data_layout, variant))
-            mod = self.optimize(text)
-            with without_lsr():
-                obj = self.tm.emit_object(mod)
-            self.disk.store(dkey, obj)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         name = f"lazy_{key_digest(key)}"
-        addr = self._engine.get_function_address(name)
-        if not addr:
-            raise RuntimeError(f"JIT produced no address for {name}")
+        addr, source, text = self._add(
+            self.disk.key(key), name,
+            lambda: str(generate(kernel, self.triple, self.data_layout, variant)))
         ms = (time.perf_counter() - t0) * 1e3
         alias_inputs = () if variant is not None else \
             tuple(i for i in range(len(kernel.inputs)) if alias_candidate(kernel, i))
         c = Compiled(kernel, name, addr, text, ms,
                      any(o.pos is not None for o in kernel.outputs), alias_inputs)
         return c, source, ms
+
+    def _add(self, dkey: str, name: str, make_ir: Callable[[], str]) -> tuple[int, str, str]:
+        """(address of `name`, "miss" or "disk", the IR made or "") once the
+        object code, from the disk cache or from `make_ir()`, is in the engine."""
+        obj = self.disk.load(dkey)
+        source = "disk" if obj is not None else "miss"
+        text = ""
+        if obj is None:
+            text = make_ir()
+            mod = self.optimize(text)
+            with without_lsr():
+                obj = self.tm.emit_object(mod)
+            self.disk.store(dkey, obj)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        addr = self._engine.get_function_address(name)
+        if not addr:
+            raise RuntimeError(f"JIT produced no address for {name}")
+        return addr, source, text
+
+    def compile_function(self, key: str, name: str, make_ir: Callable[[str, str], str]
+                         ) -> tuple[int, CompileInfo]:
+        """(address, how it was found) of function `name` in the module that
+        `make_ir(triple, data_layout)` gives: code that is not a Kernel (the
+        scans of scan.py), optimized, cached in memory and on disk the same
+        way, under `key`."""
+        with self._lock:
+            addr = self._functions.get(key)
+            if addr is not None:
+                return addr, CompileInfo("hit", 0.0)
+            t0 = time.perf_counter()
+            addr, source, _ = self._add(self.disk.key("function:" + key), name,
+                                        lambda: make_ir(self.triple, self.data_layout))
+            self._functions[key] = addr
+            new = "; ".join(n for n in ("new function" if source == "miss" else "",
+                                        self.disk.note()) if n)
+            return addr, CompileInfo(source, (time.perf_counter() - t0) * 1e3, new)
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -4,8 +4,9 @@ A scan was a NumPy fallback, which syncs its input at the call and so cuts
 the graph in two. Here it is a node like any other: nothing runs until a
 sync, what it reads is computed by the kernels before it, and what reads
 it fuses after it. There is no scan in the kernel IR yet, so the scan
-itself runs as an extern kernel (as matmul runs on BLAS): NumPy's on the
-CPU, CuPy's on a GPU, logged as such (docs/numpy.md, "Scans").
+itself runs as an extern kernel (as matmul runs on BLAS): an LLVM loop
+of the CPU backend (cpu_backend/scan.py), CuPy's on a GPU, logged as such
+(docs/numpy.md, "Scans").
 """
 from __future__ import annotations
 
@@ -15,9 +16,6 @@ from scheduler.view import normalize_dim
 from . import elementwise, runtime
 from .creation import full
 from .tensor import Tensor
-
-SCANS = ("cumsum", "cumprod")
-
 
 def scan(t: Tensor, op: str, axis: int | None = None, dtype: object = None, *,
          dim: int | None = None, include_initial: bool = False) -> Tensor:

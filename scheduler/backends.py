@@ -4,9 +4,10 @@ CPU kernels go to the LLVM JIT when it is available and supports the
 kernel; otherwise to the NumPy interpreter, logged as a fallback (an error
 under LAZY_FALLBACK=error). CUDA kernels go to the CUDA backend (CuPy
 RawKernel). Matrix products are extern kernels: the BLAS NumPy links
-against on CPU, cuBLAS on CUDA; so are the scans (cumsum, cumprod): NumPy's
-on CPU, CuPy's on CUDA. Backends load lazily, at first use, and a
-backend that cannot load is a reason in the log, never an import error.
+against on CPU, cuBLAS on CUDA; so are the scans (cumsum, cumprod): the
+CPU backend's own loop (NumPy's without LLVM), CuPy's on CUDA. Backends
+load lazily, at first use, and a backend that cannot load is a reason in
+the log, never an import error.
 """
 from __future__ import annotations
 
@@ -149,20 +150,27 @@ def extern_backend(op: str) -> tuple[str, str]:
     """(backend, reason) that the log gives an extern kernel on the CPU."""
     if op == "matmul":
         return "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
-    return "numpy", f"extern {op}: NumPy's {op} (the kernel IR has no scan)"
+    llvm, why = _llvm()
+    if llvm is None:
+        return "numpy", f"extern {op}: NumPy's {op} ({why})"
+    return "llvm", f"extern {op}: an LLVM loop, in NumPy's order (the kernel IR has no scan)"
 
 
-def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = None) -> float:
+def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = None
+               ) -> tuple[float, CompileInfo]:
     """Run an extern kernel on host arrays (`arg`: the node's, a scan's axis);
-    returns milliseconds."""
+    returns (run milliseconds, what was compiled for it)."""
     t = time.perf_counter()
     if op == "matmul":
         np.matmul(inputs[0], inputs[1], out=out)
     elif op in SCANS:
+        llvm, _ = _llvm()
+        if llvm is not None:
+            return llvm.scan(op, inputs[0], arg, out)
         SCANS[op](inputs[0], axis=arg, out=out)
     else:
         raise NotImplementedError(op)
-    return (time.perf_counter() - t) * 1e3
+    return (time.perf_counter() - t) * 1e3, CompileInfo("-", 0.0)
 
 
 def transfer(array: Any, view: Any, src: str, dst: str) -> Any:

@@ -323,7 +323,7 @@ SCANS: dict[str, Callable[..., np.ndarray]] = {"cumsum": np.cumsum, "cumprod": n
 
 # Nodes no kernel computes: each is a step of its own, and what it reads is
 # materialized first. matmul runs on BLAS (cuBLAS), a device transfer is a
-# copy, the scans run NumPy's (CuPy's) functions.
+# copy, the scans run a loop of the CPU backend's own (CuPy's on CUDA).
 EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS})
 
 

@@ -199,6 +199,7 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
         srcs = _extern_srcs(step)
         nbytes = _nbytes(step)
         t = time.perf_counter()
+        info = CompileInfo("-", 0.0)
         if node.op == "to_device":
             (src, view), = srcs
             root.array = transfer(src.array, view, src.device, device)
@@ -214,13 +215,15 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             root.array = out.reshape(-1)
             backend, reason = cuda_backend_of(node.op)
         else:
-            out = np.empty(node.shape, root.dtype.np)
-            run_ms = run_extern(node.op, [host_view(b.array, v) for b, v in srcs], out, node.arg)
-            root.array = out.reshape(-1)
+            flat = pool.take(root.size, root.dtype.np)  # recycled memory: no page faults
+            flat = np.empty(root.size, root.dtype.np) if flat is None else flat
+            run_ms, info = run_extern(node.op, [host_view(b.array, v) for b, v in srcs],
+                                      flat.reshape(node.shape), node.arg)
+            _finish([root], [flat], True)
             backend, reason = extern_backend(node.op)
         root.node = None
         log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device, backend,
-                                    reason, "-", 0.0, run_ms, nbytes))
+                                    reason, _cache_text(info), info.ms, run_ms, nbytes))
         return None
     fused = step.core_input is not None  # a matmul with its prologue/epilogue kernels
     backend, reason = choose(step.kernel, device, None if fused else step.launch)
@@ -235,11 +238,15 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
     if reason.startswith("small work"):
         small_work.pay(step.kernel, run_ms)
     _finish(step.outputs, outs, device == "cpu" and step.base is None)
-    cache = info.cache + (f" ({info.new})" if info.new else "")
     nbytes = _nbytes(step)
     log.add_kernel(KernelRecord(sync_id, cause, where, step.name, step.ops, device,
-                                name, reason, cache, info.ms, run_ms, nbytes))
+                                name, reason, _cache_text(info), info.ms, run_ms, nbytes))
     return None if fused else Choice(backend, reason, compiled, nbytes)
+
+
+def _cache_text(info: CompileInfo) -> str:
+    """The log's cache field: "hit", "miss (what was new)", "disk", "-"."""
+    return info.cache + (f" ({info.new})" if info.new else "")
 
 
 def _finish(bufs: list[Buffer], arrays: list, recycle: bool) -> None:

@@ -10,6 +10,8 @@ from numpy.exceptions import AxisError
 import lazy
 import lazy.numpy as lnp
 from conftest import DTYPE_NAMES, same, sample
+from cpu_backend import CPUBackend
+from cpu_backend.jit import JIT
 
 
 @pytest.fixture
@@ -80,11 +82,11 @@ def test_a_scan_is_deferred_and_fuses_with_its_neighbours(log):
     assert [k.fusion for k in plan.kernels] == ["extern", "extern", "requested"]
     scan = plan.kernels[1]
     assert (scan.backend, scan.reason) == \
-        ("numpy", "extern cumsum: NumPy's cumsum (the kernel IR has no scan)")
+        ("llvm", "extern cumsum: an LLVM loop, in NumPy's order (the kernel IR has no scan)")
     np.testing.assert_allclose(y.numpy(), (np.cumsum(np.exp(a) * 0.5, axis=1) + a).sum(axis=0),
                                rtol=1e-5)
     assert [(r.kernel, r.backend) for r in log] == \
-        [("e0_exp_mul", "llvm"), ("cumsum_1", "numpy"), ("r2_add_sum", "llvm")]
+        [("e0_exp_mul", "llvm"), ("cumsum_1", "llvm"), ("r2_add_sum", "llvm")]
     assert log.counters.fallbacks == 0
     assert log.syncs[0].kernels == 3
 
@@ -112,3 +114,65 @@ def test_bad_axes_raise_at_the_call():
         lnp.cumulative_sum(x)
     with pytest.raises(TypeError, match="not understood|dtype"):
         lnp.cumsum(x, 0, "not a dtype")
+
+
+# -- the CPU's scan function (cpu_backend/scan.py) -----------------------------------------
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("case", ["rows", "columns", "one chain", "permuted", "reversed"])
+def test_the_llvm_scan_is_numpys_to_the_bit_on_any_thread_count(tmp_path, threads, case):
+    """Inputs above the threading threshold: rows split across threads, or lanes
+    when there is one row, or one chain on one thread; strided and unmergeable
+    views (a C-ordered copy first) give the same bits as NumPy's sequential scan."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 400)).astype(np.float32)
+    x, axis = {"rows": (a, 1), "columns": (a, 0), "one chain": (a.reshape(-1)[:70_001], 0),
+               "permuted": (a.reshape(30, 10, 400).transpose(1, 0, 2), 2),
+               "reversed": (a[::-1, ::-2], 0)}[case]
+    be = CPUBackend(num_threads=threads, jit=JIT(cache_dir=tmp_path))
+    for op in ("cumsum", "cumprod"):
+        out = np.empty(x.shape, x.dtype)
+        be.scan(op, x, axis, out)
+        np.testing.assert_array_equal(out, getattr(np, op)(x, axis=axis))
+    ints = (x * 4).astype(np.int64)
+    out = np.empty(ints.shape, np.int64)
+    be.scan("cumprod", ints, axis, out)  # int64 wraps as NumPy's does
+    np.testing.assert_array_equal(out, np.cumprod(ints, axis=axis))
+
+
+def test_scan_chunks_split_rows_then_lanes():
+    from cpu_backend.scan import _split
+    assert _split(300, 1, 2) == [(0, 38, 0, 1), (38, 76, 0, 1), (76, 114, 0, 1),
+                                 (114, 152, 0, 1), (152, 190, 0, 1), (190, 228, 0, 1),
+                                 (228, 266, 0, 1), (266, 300, 0, 1)]
+    assert _split(1, 400, 2) == [(0, 1, 0, 128), (0, 1, 128, 256), (0, 1, 256, 384),
+                                 (0, 1, 384, 400)]
+    assert _split(1, 1, 2) == [(0, 1, 0, 1)]
+    assert _split(300, 400, 1) == [(0, 300, 0, 400)]
+    assert _split(1, 100, 2) == [(0, 1, 0, 100)]  # too few lanes to share
+
+
+def test_scan_functions_compile_once_and_load_from_disk(tmp_path, monkeypatch):
+    """A function per (op, dtype), in memory and on disk like kernels: a second
+    JIT over the same cache directory (a new process) loads it."""
+    monkeypatch.delenv("LAZY_DISK_CACHE", raising=False)
+    x = np.arange(1, 6, dtype=np.float64)
+    out = np.empty_like(x)
+    be = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    _, info = be.scan("cumsum", x, 0, out)
+    assert (info.cache, info.new) == ("miss", "new function") and info.ms > 0
+    assert be.scan("cumsum", x, 0, out)[1].cache == "hit"
+    assert be.scan("cumprod", x, 0, out)[1].cache == "miss"
+    again = CPUBackend(jit=JIT(cache_dir=tmp_path))
+    assert again.scan("cumsum", x, 0, out)[1].cache == "disk"
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_the_log_shows_what_the_scan_compiled(log):
+    """The scan's record carries the function's compile, as a kernel's does."""
+    x = lazy.asarray(np.arange(5, dtype=np.int32))
+    for _ in range(2):
+        lnp.cumprod(x, dtype=lnp.int32).numpy()
+    first, second = [r for r in log if r.kernel.startswith("cumprod")]
+    assert first.cache in ("hit", "disk") or first.cache.startswith("miss (new function")
+    assert (first.compile_ms == 0) == (first.cache == "hit")
+    assert (second.cache, second.compile_ms) == ("hit", 0.0)

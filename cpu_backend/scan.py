@@ -1,0 +1,195 @@
+"""Running sums and products (cumsum, cumprod) on the CPU: an LLVM loop nest.
+
+The kernel IR has no scan, so a scan is an extern kernel (lazy/scan.py),
+and this is the code that runs it: one small function per (op, dtype),
+generated here, compiled by the JIT (cached in memory and on disk like
+kernels), called on the scan's input as a strided block (outer, length,
+inner) with the scanned axis in the middle:
+
+    out[o, 0, i] = x[o, 0, i]
+    out[o, l, i] = out[o, l - 1, i] op x[o, l, i]
+
+It accumulates in the data's dtype, element after element, as NumPy's
+cumsum does, so the results are NumPy's to the bit. With inner == 1 (the
+last axis, or a 1-D input) each row is one dependency chain, kept in a
+register; otherwise the inner loop runs across independent lanes, which
+LLVM vectorizes. The function has the kernels' ABI, and the thread pool
+runs it by chunks of rows, or of lanes when there is one row; one long
+chain (a 1-D scan) runs on one thread: splitting it would take a
+two-pass scan, which changes the rounding (not built).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from llvmlite import ir
+
+from scheduler.backend import CompileInfo
+
+from .dispatch import launch_record
+from .jit import JIT
+from .launch import ALIGN, CHUNKS_PER_THREAD, SMALL, Launcher, _chunks
+from .threadpool import CTL_LEN
+
+_I64 = ir.IntType(64)
+_TYPES = {"bool": ir.IntType(8), "int32": ir.IntType(32), "int64": _I64,
+          "float32": ir.FloatType(), "float64": ir.DoubleType()}
+
+
+def _combine(b: ir.IRBuilder, op: str, dtype: str, acc: ir.Value, x: ir.Value) -> ir.Value:
+    """acc op x, as NumPy's add/multiply on `dtype` (on bool: or, and)."""
+    if dtype == "bool":
+        return b.or_(acc, x) if op == "cumsum" else b.and_(acc, x)
+    if dtype.startswith("float"):
+        return b.fadd(acc, x) if op == "cumsum" else b.fmul(acc, x)
+    return b.add(acc, x) if op == "cumsum" else b.mul(acc, x)
+
+
+def _loop(b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, name: str):
+    """A counted loop over [start, stop): returns (index, close), with `b`
+    in the body; after close(), `b` is past the loop."""
+    pre = b.block
+    head, body, done = (fn.append_basic_block(f"{name}.{x}") for x in ("head", "body", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64, name)
+    i.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", i, stop), body, done)
+    b.position_at_end(body)
+
+    def close() -> None:
+        i.add_incoming(b.add(i, ir.Constant(_I64, 1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+    return i, close
+
+
+def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
+    """void lazy_scan_<op>_<dtype>(i64* args, T** ptrs, i64* ctl, i8* unused),
+    the kernels' ABI, so that the thread pool runs it by chunks: args are
+    (outer, length, inner, x's three strides in elements), ptrs (x, out),
+    `out` contiguous (outer, length, inner); a chunk (ctl) scans outer
+    rows [ctl[1], ctl[2]) and inner lanes [ctl[3], ctl[4])."""
+    t = _TYPES[dtype]
+    mod = ir.Module(f"lazy_scan_{op}_{dtype}")
+    mod.triple, mod.data_layout = triple, data_layout
+    i8p = ir.IntType(8).as_pointer()
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [_I64.as_pointer(), i8p, _I64.as_pointer(),
+                                                          i8p]), function_name(op, dtype))
+    args, ptrs, ctl, _ = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    _, length, inner, xs0, xs1, xs2 = (b.load(b.gep(args, [ir.Constant(_I64, k)]))
+                                       for k in range(6))
+    o0, o1, j0, j1 = (b.load(b.gep(ctl, [ir.Constant(_I64, k)])) for k in (1, 2, 3, 4))
+    table = b.bitcast(ptrs, t.as_pointer().as_pointer())
+    x, out = (b.load(b.gep(table, [ir.Constant(_I64, k)])) for k in (0, 1))
+    one = ir.Constant(_I64, 1)
+    row_block = b.mul(length, inner)
+    chain, lanes, end = (fn.append_basic_block(n) for n in ("chain", "lanes", "end"))
+    b.cbranch(b.icmp_signed("==", inner, one), chain, lanes)
+
+    # inner == 1: one dependency chain per row, the running value in a register
+    b.position_at_end(chain)
+    o, close_o = _loop(b, fn, o0, o1, "o")
+    xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, length)])
+    first = b.load(xo)
+    b.store(first, oo)
+    pre = b.block
+    head, body, done = (fn.append_basic_block(f"l.{n}") for n in ("head", "body", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    i, acc = b.phi(_I64, "l"), b.phi(t, "acc")
+    i.add_incoming(one, pre)
+    acc.add_incoming(first, pre)
+    b.cbranch(b.icmp_signed("<", i, length), body, done)
+    b.position_at_end(body)
+    nxt = _combine(b, op, dtype, acc, b.load(b.gep(xo, [b.mul(i, xs1)])))
+    b.store(nxt, b.gep(oo, [i]))
+    i.add_incoming(b.add(i, one), body)
+    acc.add_incoming(nxt, body)
+    b.branch(head)
+    b.position_at_end(done)
+    close_o()
+    b.branch(end)
+
+    # inner > 1: step l reads step l - 1 of `out` across independent lanes
+    b.position_at_end(lanes)
+    o, close_o = _loop(b, fn, o0, o1, "p")
+    xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, row_block)])
+    j, close_j = _loop(b, fn, j0, j1, "j0")
+    b.store(b.load(b.gep(xo, [b.mul(j, xs2)])), b.gep(oo, [j]))
+    close_j()
+    step, close_l = _loop(b, fn, one, length, "m")
+    xl, prev = b.gep(xo, [b.mul(step, xs1)]), b.gep(oo, [b.mul(b.sub(step, one), inner)])
+    cur = b.gep(prev, [inner])
+    j, close_j = _loop(b, fn, j0, j1, "j")
+    value = _combine(b, op, dtype, b.load(b.gep(prev, [j])), b.load(b.gep(xl, [b.mul(j, xs2)])))
+    b.store(value, b.gep(cur, [j]))
+    close_j()
+    close_l()
+    close_o()
+    b.branch(end)
+    b.position_at_end(end)
+    b.ret_void()
+    return str(mod)
+
+
+def function_name(op: str, dtype: str) -> str:
+    return f"lazy_scan_{op}_{dtype}"
+
+
+def _merged(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int] | None:
+    """(size, stride) of axes that one stride walks in C order (size-1 axes
+    ignored), or None when they do not."""
+    kept = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    size = math.prod(shape)
+    if not kept:
+        return size, 0
+    for (_, s), (n2, s2) in zip(kept, kept[1:]):
+        if s != s2 * n2:
+            return None
+    return size, kept[-1][1]
+
+
+def _split(outer: int, inner: int, threads: int) -> list[tuple[int, int, int, int]]:
+    """Chunks (outer rows, inner lanes) for `threads`: rows are independent, and
+    so are lanes; one long chain (a 1-D scan) is one chunk."""
+    parts = threads * CHUNKS_PER_THREAD
+    if threads > 1 and outer >= 2:
+        return [(lo, hi, 0, inner) for lo, hi in _chunks(outer, min(parts, outer), 1)]
+    if threads > 1 and inner >= 2 * ALIGN:
+        return [(0, outer, lo, hi) for lo, hi in _chunks(inner, min(parts, inner // ALIGN))]
+    return [(0, outer, 0, inner)]
+
+
+def run_scan(jit: JIT, launcher: Launcher, op: str, x: np.ndarray, axis: int, out: np.ndarray
+             ) -> tuple[float, CompileInfo]:
+    """out = op's scan of `x` along `axis` (out: contiguous, x's shape and
+    dtype), on the launcher's threads; returns (run ms, how the function
+    was found)."""
+    dtype = x.dtype.name
+    addr, info = jit.compile_function(f"scan {op} {dtype}", function_name(op, dtype),
+                                      lambda triple, layout: scan_ir(op, dtype, triple, layout))
+    t0 = time.perf_counter()
+    if x.size:
+        item = x.itemsize
+        strides = tuple(s // item for s in x.strides)
+        outer = _merged(x.shape[:axis], strides[:axis])
+        inner = _merged(x.shape[axis + 1:], strides[axis + 1:])
+        if outer is None or inner is None:  # axes no one stride walks: a C-ordered copy
+            x = np.ascontiguousarray(x)
+            strides = tuple(s // item for s in x.strides)
+            outer = _merged(x.shape[:axis], strides[:axis])
+            inner = _merged(x.shape[axis + 1:], strides[axis + 1:])
+        args = np.array([outer[0], x.shape[axis], inner[0], outer[1], strides[axis], inner[1]],
+                        np.int64)
+        threads = launcher.threads if x.size >= SMALL else 1
+        ranges = _split(outer[0], inner[0], threads)
+        table = np.zeros((len(ranges), CTL_LEN), np.int64)
+        table[:, 1:5] = ranges
+        record = launch_record(args.ctypes.data, args.ctypes.data, table.ctypes.data,
+                               len(ranges), 0, [])
+        launcher.pool.launch(addr, record, (x, out))
+    return (time.perf_counter() - t0) * 1e3, info
