@@ -118,14 +118,17 @@ def test_bad_axes_raise_at_the_call():
 
 # -- the CPU's scan function (cpu_backend/scan.py) -----------------------------------------
 @pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("case", ["rows", "columns", "one chain", "permuted", "reversed"])
+@pytest.mark.parametrize("case", ["rows", "columns", "one chain", "transposed", "permuted",
+                                  "reversed"])
 def test_the_llvm_scan_is_numpys_to_the_bit_on_any_thread_count(tmp_path, threads, case):
     """Inputs above the threading threshold: rows split across threads, or lanes
-    when there is one row, or one chain on one thread; strided and unmergeable
+    when there is one row, or one chain on one thread; chains across memory
+    (`a.T` along its rows) scanned as blocks of lanes; strided and unmergeable
     views (a C-ordered copy first) give the same bits as NumPy's sequential scan."""
     rng = np.random.default_rng(3)
     a = rng.standard_normal((300, 400)).astype(np.float32)
     x, axis = {"rows": (a, 1), "columns": (a, 0), "one chain": (a.reshape(-1)[:70_001], 0),
+               "transposed": (a.T, 1),
                "permuted": (a.reshape(30, 10, 400).transpose(1, 0, 2), 2),
                "reversed": (a[::-1, ::-2], 0)}[case]
     be = CPUBackend(num_threads=threads, jit=JIT(cache_dir=tmp_path))

@@ -1,9 +1,9 @@
 """`import lazy.numpy as np`: the Python array API (2024.12) over lazy tensors.
 
 Arrays are `lazy.Tensor`s. Functions lazyrt can express are lazy and
-fuse (elementwise math, reductions, views, where, gathers, matmul); the
-rest (sorting, set functions, cumulative sums, searchsorted, einsum, ...)
-run in NumPy through `lazy.fallback.numpy_fallback`, each logged as
+fuse (elementwise math, reductions, views, where, gathers, matmul,
+cumulative sums); the rest (sorting, set functions, searchsorted, einsum,
+...) run in NumPy through `lazy.fallback.numpy_fallback`, each logged as
 `fallback: <name> not lowered` and an error under LAZY_FALLBACK=error.
 Any other NumPy function reached as `lazy.numpy.<name>` is such a
 fallback too. docs/numpy.md lists which is which.
