@@ -8,5 +8,6 @@ from .codegen import CudaSource, generate
 from .extern import cublas_reason, device_view, extern_backend, matmul, run_extern
 from .memory import is_device_array, synchronize, to_device, to_host
 
-__all__ = ["CUDABackend", "CudaSource", "generate", "matmul", "run_extern", "extern_backend", "device_view",
-           "cublas_reason", "probe", "to_device", "to_host", "is_device_array", "synchronize"]
+__all__ = ["CUDABackend", "CudaSource", "generate", "matmul", "run_extern", "extern_backend",
+           "device_view", "cublas_reason", "probe", "to_device", "to_host", "is_device_array",
+           "synchronize"]

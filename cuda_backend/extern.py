@@ -2,9 +2,10 @@
 the scans (cumsum, cumprod) to CuPy's.
 
 The scheduler logs these with backend `cublas` or `cupy` and the reason
-`extern_backend` gives. `device_view` is the CUDA twin of `scheduler.graph.host_view`:
-a strided CuPy view over a flat device buffer, so operands reach cuBLAS
-without a copy when their strides allow it (CuPy copies otherwise).
+`extern_backend` gives. `device_view` is the CUDA twin of
+`scheduler.graph.host_view`: a strided CuPy view over a flat device
+buffer, so operands reach cuBLAS without a copy when their strides allow
+it (CuPy copies otherwise).
 """
 from __future__ import annotations
 

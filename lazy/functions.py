@@ -12,6 +12,7 @@ import numpy as np
 from scheduler.interpret import positions
 
 from . import elementwise, indexing, linalg, reductions, views
+from .scan import scan
 from .tensor import Tensor, asarray_like
 
 
@@ -105,6 +106,16 @@ def _reduction(op: str):
 sum, prod, max, min = _reduction("sum"), _reduction("prod"), _reduction("max"), _reduction("min")
 argmax, argmin, any, all = (_reduction("argmax"), _reduction("argmin"), _reduction("any"),
                             _reduction("all"))
+
+
+def cumsum(x: object, axis=None, dtype=None, *, dim=None):
+    """Running sum along `axis` (or `dim`); None flattens, as NumPy's does."""
+    return scan(_t(x), "cumsum", axis, dtype, dim=dim)
+
+
+def cumprod(x: object, axis=None, dtype=None, *, dim=None):
+    """Running product along `axis` (or `dim`); None flattens, as NumPy's does."""
+    return scan(_t(x), "cumprod", axis, dtype, dim=dim)
 
 
 from .softmax import log_softmax, logsumexp, softmax  # noqa: E402,F401  (lazy.softmax, ...)

@@ -17,6 +17,7 @@ from . import elementwise, runtime
 from .creation import full
 from .tensor import Tensor
 
+
 def scan(t: Tensor, op: str, axis: int | None = None, dtype: object = None, *,
          dim: int | None = None, include_initial: bool = False) -> Tensor:
     """NumPy's `cumsum`/`cumprod` (axis None flattens, in C order) and
@@ -51,4 +52,3 @@ def _with_initial(out: Tensor, op: str, axis: int) -> Tensor:
     index = tuple(slice(1, None) if d == axis else slice(None) for d in range(out.ndim))
     res[index] = out
     return res
-

@@ -4,8 +4,9 @@ Everything runs for real except the GPU: `lazy` builds the graph, the
 scheduler fuses and plans it and picks the CUDA backend, CUDABackend
 generates CUDA C and compiles it with NVRTC to an sm_80 cubin (disk cache
 included), binds the arguments and plans the launch; transfers go through
-`cuda_backend.to_device`/`to_host`/`device_view` (DLPack export too), matmul through
-`cuda_backend.run_extern` (and so do cumsum and cumprod). Only CuPy is replaced, by `tests/cuda_emu/fake_cupy.py`:
+`cuda_backend.to_device`/`to_host`/`device_view` (DLPack export too), matmul
+(and cumsum, cumprod) through `cuda_backend.run_extern`. Only CuPy is
+replaced, by `tests/cuda_emu/fake_cupy.py`:
 device arrays hold NumPy memory but refuse implicit conversion to NumPy (as
 CuPy's do), and each kernel launch runs the generated CUDA C under the host
 emulation of the CUDA thread model (`tests/cuda_emu/cuda_emu.h`).

@@ -68,6 +68,10 @@ def test_torch_dim_keyword_matches_torch():
     np.testing.assert_allclose(t.cumprod(dim=0).numpy(), tt.cumprod(dim=0).numpy(), rtol=1e-6)
     np.testing.assert_array_equal(t.int().cumsum(dim=-1).numpy(),
                                   tt.int().cumsum(dim=-1).numpy())
+    np.testing.assert_allclose(lazy.cumsum(t, dim=0).numpy(), torch.cumsum(tt, dim=0).numpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(lazy.cumprod(t, 1).numpy(), torch.cumprod(tt, 1).numpy(),
+                               rtol=1e-6)
 
 
 def test_a_scan_is_deferred_and_fuses_with_its_neighbours(log):
@@ -179,3 +183,16 @@ def test_the_log_shows_what_the_scan_compiled(log):
     assert first.cache in ("hit", "disk") or first.cache.startswith("miss (new function")
     assert (first.compile_ms == 0) == (first.cache == "hit")
     assert (second.cache, second.compile_ms) == ("hit", 0.0)
+
+
+def test_without_llvm_the_scan_is_numpys_and_says_so(log, monkeypatch):
+    """Where the JIT cannot load, the extern runs NumPy's function (the kernels
+    around it fall back as usual), and the record names NumPy and why."""
+    from scheduler import backends
+    monkeypatch.setattr(backends, "_llvm", lambda: (None, "llvm unavailable: test"))
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")
+    a = np.arange(1, 13, dtype=np.int64).reshape(3, 4)
+    same(lnp.cumprod(lazy.asarray(a), axis=0), np.cumprod(a, axis=0))
+    (rec,) = [r for r in log if r.kernel.startswith("cumprod")]
+    assert (rec.backend, rec.reason, rec.cache) == \
+        ("numpy", "extern cumprod: NumPy's cumprod (llvm unavailable: test)", "-")
