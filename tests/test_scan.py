@@ -47,6 +47,19 @@ def test_dtype_argument_casts_first(dtype):
     same(lnp.cumprod(x + 0.5, axis=0, dtype=dtype), np.cumprod(a + 0.5, axis=0, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int32"])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans_in_bool_and_int32_as_numpy(dtype, op):
+    """dtype=bool scans with or/and (NumPy's add and multiply on bools); int32 wraps."""
+    rng = np.random.default_rng(4)
+    b = rng.random((5, 7)) < 0.3
+    big = rng.integers(-2 ** 20, 2 ** 20, (5, 7)).astype(np.int32)
+    for a in (b, big):
+        for axis in (0, 1, None):
+            same(getattr(lnp, op)(lazy.asarray(a), axis=axis, dtype=dtype),
+                 getattr(np, op)(a, axis=axis, dtype=dtype))
+
+
 def test_cumulative_functions_of_the_array_api():
     a = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
     x = lnp.asarray(a)
