@@ -81,8 +81,9 @@ def launch_record(args: int, scalars: int, table: int, chunks: int, final: int,
     return LaunchRecord(array, array.__array_interface__["data"][0], chunks)
 
 
-def _for(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body) -> None:
-    """for (i = lo; i < hi; i++) body(i), leaving `b` after the loop."""
+def for_range(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body) -> None:
+    """for (i = lo; i < hi; i++) body(i), leaving `b` after the loop (body may
+    nest loops: the latch is wherever it leaves `b`)."""
     fn = b.function
     pre = b.block
     head, step, out = (fn.append_basic_block(x) for x in ("for", "for.body", "for.end"))
@@ -151,7 +152,7 @@ def emit_launch(mod: ir.Module, post: ir.Function | None, join: ir.Function | No
                 b.store(b.load(b.gep(given, [b.add(i, c(1))])), slot)
             with otherwise:
                 from_object(i, slot)
-    _for(b, c(0), k, pointer)
+    for_range(b, c(0), k, pointer)
 
     # partial accumulators; if one cannot be had, free the others and run nothing
     failed = b.alloca(_I64, name="failed")
@@ -166,10 +167,10 @@ def emit_launch(mod: ir.Module, post: ir.Function | None, join: ir.Function | No
             b.store(p, slot)
             with b.if_then(b.icmp_unsigned("==", p, c(0))):
                 b.store(c(1), failed)
-    _for(b, c(0), nparts, allocate)
+    for_range(b, c(0), nparts, allocate)
 
     def release():
-        _for(b, c(0), nparts, lambda j: b.call(free, [b.inttoptr(
+        for_range(b, c(0), nparts, lambda j: b.call(free, [b.inttoptr(
             b.load(b.gep(ptrs, [b.add(k, j)])), _I8P)]))
 
     run, oom = fn.append_basic_block("run"), fn.append_basic_block("oom")
@@ -183,7 +184,7 @@ def emit_launch(mod: ir.Module, post: ir.Function | None, join: ir.Function | No
     a8, p8, s8 = b.inttoptr(args, _I8P), b.bitcast(ptrs, _I8P), b.inttoptr(scalars, _I8P)
 
     def here():  # every chunk on this thread, in order
-        _for(b, c(0), chunks, lambda i: b.call(kernel, [
+        for_range(b, c(0), chunks, lambda i: b.call(kernel, [
             a8, p8, b.inttoptr(b.add(ctl, b.mul(i, c(8 * slots["ctl_len"]))), _I8P), s8]))
 
     if post is None:

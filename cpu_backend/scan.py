@@ -33,7 +33,7 @@ from llvmlite import ir
 
 from scheduler.backend import CompileInfo
 
-from .dispatch import launch_record
+from .dispatch import for_range, launch_record
 from .jit import JIT
 from .launch import ALIGN, CHUNKS_PER_THREAD, SMALL, Launcher, _chunks
 from .threadpool import CTL_LEN, MAX_CHUNKS
@@ -52,25 +52,6 @@ def _combine(b: ir.IRBuilder, op: str, dtype: str, acc: ir.Value, x: ir.Value) -
     if dtype.startswith("float"):
         return b.fadd(acc, x) if op == "cumsum" else b.fmul(acc, x)
     return b.add(acc, x) if op == "cumsum" else b.mul(acc, x)
-
-
-def _loop(b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, name: str):
-    """A counted loop over [start, stop): returns (index, close), with `b`
-    in the body; after close(), `b` is past the loop."""
-    pre = b.block
-    head, body, done = (fn.append_basic_block(f"{name}.{x}") for x in ("head", "body", "done"))
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(_I64, name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, stop), body, done)
-    b.position_at_end(body)
-
-    def close() -> None:
-        i.add_incoming(b.add(i, ir.Constant(_I64, 1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
-    return i, close
 
 
 def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
@@ -99,45 +80,48 @@ def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
 
     # inner == 1: one dependency chain per row, the running value in a register
     b.position_at_end(chain)
-    o, close_o = _loop(b, fn, o0, o1, "o")
-    xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, os0)])
-    first = b.load(xo)
-    b.store(first, oo)
-    pre = b.block
-    head, body, done = (fn.append_basic_block(f"l.{n}") for n in ("head", "body", "done"))
-    b.branch(head)
-    b.position_at_end(head)
-    i, acc = b.phi(_I64, "l"), b.phi(t, "acc")
-    i.add_incoming(one, pre)
-    acc.add_incoming(first, pre)
-    b.cbranch(b.icmp_signed("<", i, length), body, done)
-    b.position_at_end(body)
-    nxt = _combine(b, op, dtype, acc, b.load(b.gep(xo, [b.mul(i, xs1)])))
-    b.store(nxt, b.gep(oo, [i]))
-    i.add_incoming(b.add(i, one), body)
-    acc.add_incoming(nxt, body)
-    b.branch(head)
-    b.position_at_end(done)
-    close_o()
+
+    def chain_row(o: ir.Value) -> None:
+        xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, os0)])
+        first = b.load(xo)
+        b.store(first, oo)
+        pre = b.block
+        head, body, done = (fn.append_basic_block(f"l.{n}") for n in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i, acc = b.phi(_I64, "l"), b.phi(t, "acc")
+        i.add_incoming(one, pre)
+        acc.add_incoming(first, pre)
+        b.cbranch(b.icmp_signed("<", i, length), body, done)
+        b.position_at_end(body)
+        nxt = _combine(b, op, dtype, acc, b.load(b.gep(xo, [b.mul(i, xs1)])))
+        b.store(nxt, b.gep(oo, [i]))
+        i.add_incoming(b.add(i, one), body)
+        acc.add_incoming(nxt, body)
+        b.branch(head)
+        b.position_at_end(done)
+    for_range(b, o0, o1, chain_row)
     b.branch(end)
 
     # inner > 1: step l reads step l - 1 of `out` across independent lanes
     b.position_at_end(lanes)
-    o, close_o = _loop(b, fn, o0, o1, "p")
-    xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, os0)])
-    j, close_j = _loop(b, fn, j0, j1, "j0")
-    b.store(b.load(b.gep(xo, [b.mul(j, xs2)])), b.gep(oo, [b.mul(j, os2)]))
-    close_j()
-    step, close_l = _loop(b, fn, one, length, "m")
-    xl, prev = b.gep(xo, [b.mul(step, xs1)]), b.gep(oo, [b.mul(b.sub(step, one), os1)])
-    cur = b.gep(prev, [os1])
-    j, close_j = _loop(b, fn, j0, j1, "j")
-    value = _combine(b, op, dtype, b.load(b.gep(prev, [b.mul(j, os2)])),
-                     b.load(b.gep(xl, [b.mul(j, xs2)])))
-    b.store(value, b.gep(cur, [b.mul(j, os2)]))
-    close_j()
-    close_l()
-    close_o()
+
+    def lane_rows(o: ir.Value) -> None:
+        xo, oo = b.gep(x, [b.mul(o, xs0)]), b.gep(out, [b.mul(o, os0)])
+        for_range(b, j0, j1, lambda j: b.store(b.load(b.gep(xo, [b.mul(j, xs2)])),
+                                               b.gep(oo, [b.mul(j, os2)])))
+
+        def step(m: ir.Value) -> None:
+            xl, prev = b.gep(xo, [b.mul(m, xs1)]), b.gep(oo, [b.mul(b.sub(m, one), os1)])
+            cur = b.gep(prev, [os1])
+
+            def lane(j: ir.Value) -> None:
+                value = _combine(b, op, dtype, b.load(b.gep(prev, [b.mul(j, os2)])),
+                                 b.load(b.gep(xl, [b.mul(j, xs2)])))
+                b.store(value, b.gep(cur, [b.mul(j, os2)]))
+            for_range(b, j0, j1, lane)
+        for_range(b, one, length, step)
+    for_range(b, o0, o1, lane_rows)
     b.branch(end)
     b.position_at_end(end)
     b.ret_void()
