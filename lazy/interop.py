@@ -310,6 +310,7 @@ def _ufuncs() -> dict[str, Callable[..., Any]]:
 
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
            "logical_or": "any", "logical_and": "all"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}  # NumPy's dtype rule is cumsum's too
 
 
 def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -340,6 +341,12 @@ def _lazy_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         x = _as_tensor(xs[0])
         return reductions.reduce(x, _REDUCE[ufunc.__name__], kwargs.get("axis", 0),
                                  bool(kwargs.get("keepdims", False)))
+    axis = kwargs.get("axis", 0)
+    if method == "accumulate" and ufunc.__name__ in _ACCUMULATE and \
+            set(kwargs) <= {"axis", "dtype"} and axis is not None and \
+            getattr(xs[0], "ndim", 0) >= 1:  # else NumPy's own error, from the fallback
+        from .scan import scan
+        return scan(_as_tensor(xs[0]), _ACCUMULATE[ufunc.__name__], axis, kwargs.get("dtype"))
     return None
 
 

@@ -1,5 +1,5 @@
 """cumsum / cumprod: deferred extern kernels (lazy/scan.py), checked against NumPy
-and PyTorch. The suite runs with LAZY_FALLBACK=error, so none of these is a fallback."""
+and PyTorch. This module runs under LAZY_FALLBACK=error, so none of these is a fallback."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +12,8 @@ import lazy.numpy as lnp
 from conftest import DTYPE_NAMES, same, sample
 from cpu_backend import CPUBackend
 from cpu_backend.jit import JIT
+
+pytestmark = pytest.mark.usefixtures("strict_fallback")
 
 
 @pytest.fixture
@@ -209,3 +211,22 @@ def test_without_llvm_the_scan_is_numpys_and_says_so(log, monkeypatch):
     (rec,) = [r for r in log if r.kernel.startswith("cumprod")]
     assert (rec.backend, rec.reason, rec.cache) == \
         ("numpy", "extern cumprod: NumPy's cumprod (llvm unavailable: test)", "-")
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply])
+def test_numpys_add_and_multiply_accumulate_are_scans(log, ufunc):
+    """`np.add.accumulate(t)` is cumsum along axis 0 (NumPy's dtype rule is the
+    same); the other forms are not lowered (NumPy's, a fallback)."""
+    a = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    b = np.array([True, False, True])
+    t, tb = lazy.asarray(a), lazy.asarray(b)
+    same(ufunc.accumulate(t), ufunc.accumulate(a))
+    same(ufunc.accumulate(t, axis=-1, dtype=np.float64), ufunc.accumulate(a, axis=-1,
+                                                                         dtype=np.float64))
+    same(ufunc.accumulate(tb), ufunc.accumulate(b))
+    out = lazy.zeros((3, 4), dtype=lazy.int64)
+    ufunc.accumulate(t, axis=1, out=out)
+    same(out, ufunc.accumulate(a, axis=1))
+    assert log.counters.fallbacks == 0
+    with pytest.raises(lazy.FallbackError, match=f"{ufunc.__name__}.accumulate is not lowered"):
+        ufunc.accumulate(t, axis=None)  # NumPy's ValueError, were fallbacks allowed
