@@ -190,7 +190,7 @@ class JIT:
                 return hit, CompileInfo("hit", 0.0)
             c, source, ms = self._build(kernel, key, None)
             new = self._newness.describe(key)  # also learns disk-loaded kernels
-            new = "; ".join(n for n in (new if source == "miss" else "", self.disk.note()) if n)
+            new = self._note(new if source == "miss" else "")
             self._cache[key] = c
             self._remember(kernel, c)
             return c, CompileInfo(source, ms, new)
@@ -227,6 +227,10 @@ class JIT:
                      any(o.pos is not None for o in kernel.outputs), alias_inputs)
         return c, source, ms
 
+    def _note(self, new: str) -> str:
+        """A miss's "what was new", then any disk-cache problem met since the last note."""
+        return "; ".join(n for n in (new, self.disk.note()) if n)
+
     def _add(self, dkey: str, name: str, make_ir: Callable[[], str]) -> tuple[int, str, str]:
         """(address of `name`, "miss" or "disk", the IR made or "") once the
         object code, from the disk cache or from `make_ir()`, is in the engine."""
@@ -259,8 +263,7 @@ class JIT:
             addr, source, _ = self._add(self.disk.key("function:" + key), name,
                                         lambda: make_ir(self.triple, self.data_layout))
             self._functions[key] = addr
-            new = "; ".join(n for n in ("new function" if source == "miss" else "",
-                                        self.disk.note()) if n)
+            new = self._note("new function" if source == "miss" else "")
             return addr, CompileInfo(source, (time.perf_counter() - t0) * 1e3, new)
 
     def __len__(self) -> int:

@@ -145,6 +145,17 @@ def _merged(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]
     return size, kept[-1][1]
 
 
+def _block(x: np.ndarray, axis: int) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """x as (outer, length, inner) sizes and element strides, the scanned
+    axis in the middle; None when the outer or inner axes do not merge."""
+    strides = tuple(s // x.itemsize for s in x.strides)
+    outer = _merged(x.shape[:axis], strides[:axis])
+    inner = _merged(x.shape[axis + 1:], strides[axis + 1:])
+    if outer is None or inner is None:
+        return None
+    return (outer[0], x.shape[axis], inner[0]), (outer[1], strides[axis], inner[1])
+
+
 def _split(outer: int, inner: int, threads: int) -> list[tuple[int, int, int, int]]:
     """Chunks (outer rows, inner lanes) for `threads`: rows are independent, and
     so are lanes; one long chain (a 1-D scan) is one chunk."""
@@ -166,17 +177,12 @@ def run_scan(jit: JIT, launcher: Launcher, op: str, x: np.ndarray, axis: int, ou
                                       lambda triple, layout: scan_ir(op, dtype, triple, layout))
     t0 = time.perf_counter()
     if x.size:
-        item = x.itemsize
-        strides = tuple(s // item for s in x.strides)
-        outer = _merged(x.shape[:axis], strides[:axis])
-        inner = _merged(x.shape[axis + 1:], strides[axis + 1:])
-        if outer is None or inner is None:  # axes no one stride walks: a C-ordered copy
+        block3 = _block(x, axis)
+        if block3 is None:  # axes no one stride walks: a C-ordered copy
             x = np.ascontiguousarray(x)
-            strides = tuple(s // item for s in x.strides)
-            outer = _merged(x.shape[:axis], strides[:axis])
-            inner = _merged(x.shape[axis + 1:], strides[axis + 1:])
-        n_out, length, n_in = outer[0], x.shape[axis], inner[0]
-        xs, os_ = (outer[1], strides[axis], inner[1]), (length * n_in, n_in, 1)
+            block3 = _block(x, axis)
+        (n_out, length, n_in), xs = block3
+        os_ = (length * n_in, n_in, 1)
         if n_in == 1 and n_out > 1 and abs(xs[0]) < abs(xs[1]):
             # chains that lie across memory (`A.T` along its rows): scanned as
             # lanes instead, so each step reads neighbouring elements, in blocks

@@ -10,7 +10,7 @@ it (CuPy copies otherwise).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from scheduler.ops import SCANS
 from scheduler.view import View
@@ -26,13 +26,19 @@ def device_view(flat: Any, view: View) -> Any:
                       strides=tuple(s * item for s in view.strides))
 
 
+def _synchronized_ms(call: Callable[[], object]) -> float:
+    """Milliseconds of `call()` until the GPU has finished it."""
+    import cupy
+    t = time.perf_counter()
+    call()
+    cupy.cuda.get_current_stream().synchronize()
+    return (time.perf_counter() - t) * 1e3
+
+
 def matmul(a: Any, b: Any, out: Any) -> float:
     """out[...] = a @ b with cuBLAS (cupy.matmul); returns milliseconds, synchronized."""
     import cupy
-    t = time.perf_counter()
-    cupy.matmul(a, b, out=out)
-    cupy.cuda.get_current_stream().synchronize()
-    return (time.perf_counter() - t) * 1e3
+    return _synchronized_ms(lambda: cupy.matmul(a, b, out=out))
 
 
 def run_extern(op: str, inputs: list, out: Any, arg: Any = None) -> float:
@@ -41,10 +47,7 @@ def run_extern(op: str, inputs: list, out: Any, arg: Any = None) -> float:
         return matmul(inputs[0], inputs[1], out)
     if op in SCANS:
         import cupy
-        t = time.perf_counter()
-        getattr(cupy, op)(inputs[0], axis=arg, out=out)
-        cupy.cuda.get_current_stream().synchronize()
-        return (time.perf_counter() - t) * 1e3
+        return _synchronized_ms(lambda: getattr(cupy, op)(inputs[0], axis=arg, out=out))
     raise NotImplementedError(f"no CUDA extern kernel for {op!r}")
 
 
