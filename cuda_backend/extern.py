@@ -1,5 +1,7 @@
 """Extern kernels on CUDA: matrix products go to cuBLAS through CuPy, and
-the scans (cumsum, cumprod) to CuPy's.
+the scans (cumsum, cumprod) and sorts (sort, argsort, searchsorted) to
+CuPy's. CuPy's sorts are always stable, whatever NumPy kind was asked for
+(docs/numpy.md, "Sorting").
 
 The scheduler logs these with backend `cublas` or `cupy` and the reason
 `extern_backend` gives. `device_view` is the CUDA twin of
@@ -12,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from scheduler.ops import SCANS
+from scheduler.ops import SCANS, SORTS
 from scheduler.view import View
 
 
@@ -42,19 +44,33 @@ def matmul(a: Any, b: Any, out: Any) -> float:
 
 
 def run_extern(op: str, inputs: list, out: Any, arg: Any = None) -> float:
-    """CUDA counterpart of `scheduler.backends.run_extern` (`arg`: a scan's axis)."""
+    """CUDA counterpart of `scheduler.backends.run_extern` (`arg`: the node's)."""
     if op == "matmul":
         return matmul(inputs[0], inputs[1], out)
     if op in SCANS:
         import cupy
         return _synchronized_ms(lambda: getattr(cupy, op)(inputs[0], axis=arg, out=out))
+    if op in SORTS:
+        def into_out() -> None:
+            out[...] = _sort(op, inputs, arg)
+        return _synchronized_ms(into_out)
     raise NotImplementedError(f"no CUDA extern kernel for {op!r}")
+
+
+def _sort(op: str, inputs: list, arg: Any) -> Any:
+    """CuPy's sort, argsort or searchsorted (which take no `out`)."""
+    import cupy
+    if op == "searchsorted":
+        return cupy.searchsorted(inputs[0], inputs[1], side=arg)
+    return getattr(cupy, op)(inputs[0], axis=arg[0])  # stable: CuPy's only kind
 
 
 def extern_backend(op: str) -> tuple[str, str]:
     """(backend, reason) that the log gives an extern kernel on CUDA."""
     if op == "matmul":
         return "cublas", cublas_reason()
+    if op in SORTS:
+        return "cupy", f"extern {op}: CuPy's {op}, a stable sort (the kernel IR has no sort)"
     return "cupy", f"extern {op}: CuPy's {op} (the kernel IR has no scan)"
 
 

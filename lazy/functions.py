@@ -11,8 +11,9 @@ import numpy as np
 
 from scheduler.interpret import positions
 
-from . import elementwise, indexing, linalg, reductions, views
+from . import elementwise, indexing, linalg, reductions, sorting, views
 from .scan import scan
+from .sorting import SortResult
 from .tensor import Tensor, asarray_like
 
 
@@ -116,6 +117,28 @@ def cumsum(x: object, axis=None, dtype=None, *, dim=None):
 def cumprod(x: object, axis=None, dtype=None, *, dim=None):
     """Running product along `axis` (or `dim`); None flattens, as NumPy's does."""
     return scan(_t(x), "cumprod", axis, dtype, dim=dim)
+
+
+def sort(x: object, dim: int = -1, descending: bool = False, *, stable: bool = False
+         ) -> SortResult:
+    """PyTorch's sort: (values, int64 indices), NaNs last (first descending).
+    Both are stable sorts' results, whatever `stable` says (PyTorch leaves the
+    order of equal elements open then), so values == x[indices] bit for bit."""
+    t = _t(x)
+    return SortResult(sorting.sort(t, dim, "stable", descending),
+                      sorting.argsort(t, dim, "stable", descending))
+
+
+def argsort(x: object, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """PyTorch's argsort (stable when asked, NumPy's quicksort otherwise)."""
+    return sorting.argsort(_t(x), dim, sorting.sort_kind(None, stable), descending)
+
+
+def searchsorted(sorted_sequence: object, input: object, *, right: bool = False,
+                 side: str | None = None, sorter: object = None) -> Tensor:
+    """PyTorch's searchsorted for a 1-D `sorted_sequence`; `side` wins over `right`."""
+    return sorting.searchsorted(_t(sorted_sequence), input,
+                                side or ("right" if right else "left"), sorter)
 
 
 from .softmax import log_softmax, logsumexp, softmax  # noqa: E402,F401  (lazy.softmax, ...)

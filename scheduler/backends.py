@@ -5,7 +5,9 @@ kernel; otherwise to the NumPy interpreter, logged as a fallback (an error
 under LAZY_FALLBACK=error). CUDA kernels go to the CUDA backend (CuPy
 RawKernel). Matrix products are extern kernels: the BLAS NumPy links
 against on CPU, cuBLAS on CUDA; so are the scans (cumsum, cumprod): the
-CPU backend's own loop (NumPy's without LLVM), CuPy's on CUDA. Backends
+CPU backend's own loop (NumPy's without LLVM), CuPy's on CUDA; and so are
+sort, argsort and searchsorted: NumPy's, rows over threads (sorting.py),
+CuPy's on CUDA. Backends
 load lazily, at first use, and a backend that cannot load is a reason in
 the log, never an import error.
 """
@@ -17,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from . import interpret
+from . import interpret, sorting
 from .backend import Backend, CompileInfo
 from .config import config
 from .dtypes import DType
 from .kernel_ir import Kernel, Launch
-from .ops import SCANS
+from .ops import SCANS, SORTS
 
 
 class FallbackError(RuntimeError):
@@ -151,14 +153,25 @@ def extern_backend(op: str) -> tuple[str, str]:
     if op == "matmul":
         return "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
     llvm, why = _llvm()
+    if op in SORTS:
+        what = "its keys" if op == "searchsorted" else "whole rows"
+        n = _sort_threads()
+        return "numpy", (f"extern {op}: NumPy's {op}, {what} over {n} thread{'s' * (n > 1)} "
+                         f"from {sorting.MIN_SPLIT} elements (the kernel IR has no sort)")
     if llvm is None:
         return "numpy", f"extern {op}: NumPy's {op} ({why})"
     return "llvm", f"extern {op}: an LLVM loop, in NumPy's order (the kernel IR has no scan)"
 
 
+def _sort_threads() -> int:
+    """The sorts' threads: the CPU backend's count (1 where it cannot load)."""
+    llvm, _ = _llvm()
+    return 1 if llvm is None else llvm.num_threads
+
+
 def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = None
                ) -> tuple[float, CompileInfo]:
-    """Run an extern kernel on host arrays (`arg`: the node's, a scan's axis);
+    """Run an extern kernel on host arrays (`arg`: the node's, as ops.py says);
     returns (run milliseconds, what was compiled for it)."""
     t = time.perf_counter()
     if op == "matmul":
@@ -168,6 +181,8 @@ def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = No
         if llvm is not None:
             return llvm.scan(op, inputs[0], arg, out)
         SCANS[op](inputs[0], axis=arg, out=out)
+    elif op in SORTS:
+        sorting.run(op, inputs, out, arg, _sort_threads())
     else:
         raise NotImplementedError(op)
     return (time.perf_counter() - t) * 1e3, CompileInfo("-", 0.0)

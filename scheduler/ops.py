@@ -321,10 +321,18 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
 # cumsum and cumprod. The kernel IR has no scan, so they run as extern kernels.
 SCANS: dict[str, Callable[..., np.ndarray]] = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 
+# Sorting and searching: `sort` and `argsort` along axis `arg[0]` with NumPy's
+# sort kind `arg[1]` ("stable" when the result must be a stable sort's), and
+# `searchsorted` of its second operand into its first (1-D, sorted), on side
+# `arg`. No kernel IR either: NumPy's functions, rows over threads
+# (scheduler/sorting.py); CuPy's on CUDA.
+SORTS = frozenset({"sort", "argsort", "searchsorted"})
+
 # Nodes no kernel computes: each is a step of its own, and what it reads is
 # materialized first. matmul runs on BLAS (cuBLAS), a device transfer is a
-# copy, the scans run a loop of the CPU backend's own (CuPy's on CUDA).
-EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS})
+# copy, the scans run a loop of the CPU backend's own (CuPy's on CUDA), the
+# sorts NumPy's (CuPy's).
+EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS, *SORTS})
 
 
 def part_error(op: str, part: str) -> str | None:

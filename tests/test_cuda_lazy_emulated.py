@@ -454,3 +454,36 @@ def test_cumsum_and_cumprod_run_on_cupy_between_cuda_kernels(cuda):
     assert_ran_on_cuda(2)  # x * 2 before the scan, + 1 after it
     assert set(backends_of()) == {"cupy", "cuda", "copy"}
     assert {d for d, _ in copies()} == {"cuda->cpu"}  # only the checks' reads come back
+
+
+# -- sorting ---------------------------------------------------------------------------------
+def test_sort_argsort_and_searchsorted_run_on_cupy_between_cuda_kernels(cuda):
+    """The sorts are extern kernels on the device too (CuPy's, always stable, so
+    any NumPy kind gives the stable result); descending is views and one kernel."""
+    a = np.array([[3.0, -0.0, 1, 0, 3], [2, 2, np.nan, -1, 2]], np.float32)
+    keys = np.array([[0.5, 3], [np.nan, -2]], np.float32)
+    x, k = on_cuda(a), on_cuda(keys)
+    lazy.log.clear()
+    s = lnp.sort(x * 2, axis=1, kind="quicksort") + 1
+    i = lnp.argsort(x, axis=0, descending=True)
+    p = lnp.searchsorted(lnp.sort(x.reshape(-1)), k, side="right")
+    assert len(lazy.log) == 0  # nothing runs before the sync
+    flat = np.sort(a.reshape(-1), kind="stable")
+    check_all([(s, np.sort(a * 2, axis=1, kind="stable") + 1),
+               (i, np.array([[0, 1, 1, 0, 0], [1, 0, 0, 1, 1]])),
+               (p, np.searchsorted(flat, keys, side="right"))])
+    assert np.signbit(host(lnp.sort(x, axis=1))[0, 0])  # -0.0 stays before 0.0: stable
+    externs = records("cupy")
+    assert sorted(r.kernel.split("_")[0] for r in externs) == \
+        ["argsort", "searchsorted", "sort", "sort", "sort"]
+    for r in externs:
+        op = r.kernel.split("_")[0]
+        assert r.device == "cuda" and r.reason == \
+            f"extern {op}: CuPy's {op}, a stable sort (the kernel IR has no sort)", r.reason
+    assert set(backends_of()) == {"cupy", "cuda", "copy"}
+
+
+def test_searchsorted_across_devices_raises_at_the_call(cuda):
+    with pytest.raises(ValueError, match="expected all tensors on the same device, but found "
+                                         "cuda and cpu"):
+        lnp.searchsorted(on_cuda(np.arange(3.0)), lazy.asarray(np.ones(2), device="cpu"))

@@ -1,14 +1,13 @@
 """Searching: argmax/argmin/where/count_nonzero are native; `nonzero` is a sync
-point (its result's size depends on the data); `searchsorted` is a NumPy
-fallback."""
+point (its result's size depends on the data); `searchsorted` is a deferred
+extern kernel (lazy/sorting.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from scheduler.dtypes import bool_
 
-from .. import elementwise, indexing, reductions
-from ..fallback import numpy_fallback
+from .. import elementwise, indexing, reductions, sorting
 from ..tensor import Tensor
 from ._helpers import axis_arg, operand, store_out, tensor
 from ._manipulation import numpy_axes
@@ -87,14 +86,8 @@ def take_along_axis(x: object, indices: object, /, axis: int | None = -1) -> Ten
 
 def searchsorted(x1: object, x2: object, /, side: str = "left",
                  sorter: object = None) -> Tensor:
-    """Insertion indices of x2 into sorted 1-D x1 (a NumPy fallback)."""
-    if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    a = tensor(x1)
-    if a.ndim != 1:
-        raise ValueError(f"searchsorted: x1 must be 1-D, got shape {a.shape}")
-    kwargs = {"side": side} if sorter is None else {"side": side, "sorter": tensor(sorter)}
-    return numpy_fallback("searchsorted", np.searchsorted, (a, operand(x2)), kwargs)
+    """Insertion indices of x2 into sorted 1-D x1."""
+    return sorting.searchsorted(tensor(x1), operand(x2), side, sorter)
 
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "take",

@@ -186,6 +186,31 @@ def _scan(name: str):
 cumsum, cumprod = _scan("cumsum"), _scan("cumprod")
 
 
+def _on_device(name: str, *xs) -> None:
+    for x in xs:
+        if STRICT and not isinstance(x, DeviceArray):
+            raise TypeError(f"Unsupported type {type(x)} for {name}")
+
+
+def _stable(name: str):
+    def sort(a, axis=-1, kind=None):
+        """CuPy's sort/argsort: stable, and no other kind is accepted."""
+        _on_device(name, a)
+        if kind is not None:
+            raise NotImplementedError(f"{name} kind {kind!r} is not supported")
+        return _wrap(getattr(np, name)(_unwrap(a), axis=axis, kind="stable"))
+    sort.__name__ = name
+    return sort
+
+
+sort, argsort = _stable("sort"), _stable("argsort")
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    _on_device("searchsorted", a, v)
+    return _wrap(np.asarray(np.searchsorted(_unwrap(a), _unwrap(v), side=side)))
+
+
 def _as_strided(x, shape=None, strides=None):
     if STRICT and not isinstance(x, DeviceArray):
         raise TypeError(f"cupy as_strided of {type(x)}")

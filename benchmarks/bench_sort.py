@@ -1,0 +1,77 @@
+"""Sorting benchmarks (sort, argsort, searchsorted): lazyrt against NumPy and
+torch eager, in one run.
+
+    python benchmarks/bench_sort.py [--repeat R] [--budget S]
+
+Cases (float32; x of 10M, A of 4096 x 4096):
+
+  rows        sort(A, axis=1)           4096 rows, split across threads
+  columns     sort(A, axis=0)           rows that lie across memory
+  argsort     argsort(A, axis=1)        stable, as the array API's default
+  flat        sort(x)                   one row: one thread
+  search      searchsorted(sort(x), k)  1M keys, split across threads
+  top8        sort(exp(A) * 0.5, axis=1)[:, -8:].sum(1)  between two fused kernels
+
+lazyrt's sorts are stable by default (the array API's rule), so the peers
+are asked for a stable result where it shows (argsort: `kind="stable"`,
+`stable=True`); a sort's values are the same either way, so NumPy's and
+torch's default sorts are timed there. For lazyrt the timed call is
+"build + lazy.sync". Every result is checked against NumPy's exactly. This
+prints numbers; it asserts nothing about time.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]  # run from a checkout without installing
+import lazy  # noqa: E402
+import lazy.numpy as lnp  # noqa: E402
+from common import case_bench_main, optional  # noqa: E402
+
+torch = optional("torch")
+
+
+def cases() -> dict:
+    rng = np.random.default_rng(0)
+    xn = rng.standard_normal(10_000_000, dtype=np.float32)
+    an = rng.standard_normal((4096, 4096), dtype=np.float32)
+    sn, kn = np.sort(xn), rng.standard_normal(1_000_000, dtype=np.float32)
+    x, a, s, k = lazy.asarray(xn), lazy.asarray(an), lazy.asarray(sn), lazy.asarray(kn)
+    out = {
+        "rows": (lambda: lnp.sort(a, axis=1), lambda: np.sort(an, axis=1)),
+        "columns": (lambda: lnp.sort(a, axis=0), lambda: np.sort(an, axis=0)),
+        "argsort": (lambda: lnp.argsort(a, axis=1),
+                    lambda: np.argsort(an, axis=1, kind="stable")),
+        "flat": (lambda: lnp.sort(x), lambda: np.sort(xn)),
+        "search": (lambda: lnp.searchsorted(s, k), lambda: np.searchsorted(sn, kn)),
+        "top8": (lambda: lnp.sort(lnp.exp(a) * 0.5, axis=1)[:, -8:].sum(axis=1),
+                 lambda: np.sort(np.exp(an) * 0.5, axis=1)[:, -8:].sum(axis=1)),
+    }
+    checks = {"top8": close}
+    if torch is None:
+        return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
+                for n, (lz, npf) in out.items()}
+    xt, at, st, kt = (torch.from_numpy(v) for v in (xn, an, sn, kn))
+    peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
+             "argsort": lambda: torch.argsort(at, dim=1, stable=True),
+             "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
+             "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1)}
+    return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
+            for n, (lz, npf) in out.items()}
+
+
+def close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    """exp is within an ulp of NumPy's, and the sums of 8 add in another order."""
+    return bool(np.allclose(r, ref, rtol=1e-5)), "rtol 1e-5"
+
+
+def main(argv=None) -> int:
+    return case_bench_main(__doc__, cases, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Sorting and searching on host arrays: the CPU side of the `sort`,
+`argsort` and `searchsorted` extern kernels (scheduler/ops.py, SORTS).
+
+The kernel IR has no sort, so these run NumPy's own functions (its AVX-512
+sorts where NumPy has them) on the operands' memory, as matmul runs on
+BLAS. What they gain over a fallback: nothing syncs at the call, the
+kernels before and after them fuse as usual, and since NumPy lets go of
+the GIL while it sorts, independent rows (and independent search keys) are
+split over threads. Each thread sorts whole rows, so the result is NumPy's
+on any thread count; a 1-D sort runs on one thread.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, wait
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+MIN_SPLIT = 1 << 16  # fewer elements run on one thread: a hand-off to another costs ~50 us
+
+
+def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: int) -> int:
+    """out[...] = op(*inputs), `arg` being the node's (scheduler/ops.py, SORTS);
+    returns the number of threads that ran it."""
+    if op == "searchsorted":
+        a, v = inputs
+        return _split(lambda part: _search(a, v[part], out[part], arg), v.shape, None, threads)
+    (x,) = inputs
+    axis, kind = arg
+    work = _sort if op == "sort" else _argsort
+    return _split(lambda part: work(x[part], out[part], axis, kind), x.shape, axis, threads)
+
+
+def _sort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
+    """A sorted copy of x in out. "stable" uses NumPy's default (fastest) sort,
+    whose result a stable sort's differs from only for elements that compare
+    equal: those are indistinguishable in an integer, and in a float only
+    -0.0/+0.0 and NaN payloads differ, which `_restore_ties` puts back."""
+    np.copyto(out, x)
+    out.sort(axis=axis, kind=None if kind == "stable" else kind)
+    if kind == "stable" and out.dtype.kind == "f":
+        _restore_ties(x, out, axis)
+
+
+def _restore_ties(x: np.ndarray, out: np.ndarray, axis: int) -> None:
+    """Zeros and NaNs of each sorted row in x's order: boolean indexing visits
+    rows in the same order on both sides, so each row gets its own back."""
+    src, dst = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
+    for same in (lambda v: v == 0, np.isnan):
+        picked = same(src)
+        if picked.any():
+            dst[same(dst)] = src[picked]
+
+
+def _argsort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
+    out[...] = np.argsort(x, axis=axis, kind=kind)
+
+
+def _search(a: np.ndarray, v: np.ndarray, out: np.ndarray, side: str) -> None:
+    out[...] = np.searchsorted(a, v, side=side)
+
+
+def _split(work: Callable[[Any], None], shape: tuple[int, ...], keep: int | None,
+           threads: int) -> int:
+    """Run `work(index)` on slices that split the largest axis other than
+    `keep` (the sort axis) into `threads` parts, the calling thread taking the
+    first; small or unsplittable work runs whole. Returns the parts run."""
+    sizes = [(n, d) for d, n in enumerate(shape) if d != keep and n > 1]
+    total = int(np.prod(shape)) if shape else 1
+    if threads < 2 or not sizes or total < MIN_SPLIT:
+        work(...)
+        return 1
+    n, d = max(sizes)
+    k = min(threads, n)
+    bounds = [n * i // k for i in range(k + 1)]
+    parts = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:])]
+    pending = [_executor(threads - 1).submit(work, p) for p in parts[1:]]
+    try:
+        work(parts[0])
+    finally:
+        wait(pending)  # no part may still write `out` once the step is over
+    for f in pending:
+        f.result()  # raises what a part raised
+    return k
+
+
+@lru_cache(maxsize=None)
+def _executor(workers: int) -> ThreadPoolExecutor:
+    """Threads kept for the sorts (NumPy's code runs on them without the GIL)."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="lazyrt-sort")

@@ -1,0 +1,269 @@
+"""sort / argsort / searchsorted: deferred extern kernels (lazy/sorting.py,
+scheduler/sorting.py), checked against NumPy and PyTorch. This module runs
+under LAZY_FALLBACK=error, so none of these is a fallback."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from numpy.exceptions import AxisError
+
+import lazy
+import lazy.numpy as lnp
+from conftest import DTYPE_NAMES, same, sample
+from scheduler import backends, sorting
+
+pytestmark = pytest.mark.usefixtures("strict_fallback")
+
+BITS = {"float32": np.uint32, "float64": np.uint64}
+
+
+@pytest.fixture
+def log():
+    lazy.sync()
+    lazy.log.clear()
+    return lazy.log
+
+
+def tricky(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Data full of ties; floats also hold -0.0, +0.0, NaN and a NaN with another payload,
+    which compare equal to their kind but differ in bits."""
+    if dtype not in BITS:
+        return sample(shape, dtype, rng, low=-2, high=3)
+    payload = np.array([0x7FC00001], np.uint32).view(np.float32)[0] if dtype == "float32" \
+        else np.array([0x7FF8000000000001], np.uint64).view(np.float64)[0]
+    return rng.choice(np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.nan, payload], dtype), shape)
+
+
+def bitwise(a: np.ndarray) -> np.ndarray:
+    return a.view(BITS[a.dtype.name]) if a.dtype.name in BITS else a
+
+
+def stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """A stable sort's indices by Python's own sort: NaNs last (first descending),
+    equal elements in their original order either way. Independent of NumPy's sorts."""
+    def row_order(row: np.ndarray) -> list[int]:
+        def key(i: int):
+            v = row[i]
+            nan = bool(v != v)
+            num = 0.0 if nan else float(v)
+            return (not nan, -num, i) if descending else (nan, num, i)
+        return sorted(range(len(row)), key=key)
+    moved = np.moveaxis(a, axis, -1)
+    idx = np.array([row_order(r) for r in moved.reshape(-1, moved.shape[-1])], np.int64)
+    return np.moveaxis(idx.reshape(moved.shape), -1, axis)
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPE_NAMES), axis_pick=st.integers(0, 2),
+       descending=st.booleans(), seed=st.integers(0, 2 ** 16),
+       view=st.sampled_from(["plain", "transposed", "reversed"]))
+def test_stable_sorts_match_a_reference_sort_bit_for_bit(shape, dtype, axis_pick, descending,
+                                                         seed, view):
+    """The default (stable) sort and argsort, every axis, both directions, through
+    views: the indices a stable sort gives, and the values at them to the bit."""
+    a = tricky(shape, dtype, np.random.default_rng(seed))
+    t = lazy.asarray(a)
+    if view == "transposed":
+        a, t = a.T, t.T
+    elif view == "reversed":
+        a, t = a[::-1], t[::-1]
+    axis = axis_pick % a.ndim
+    want = stable_order(a, axis, descending)
+    same(lnp.argsort(t, axis=axis, descending=descending), want)
+    got = lnp.sort(t, axis=axis, descending=descending)
+    same(got, np.take_along_axis(a, want, axis))
+    np.testing.assert_array_equal(bitwise(got.numpy()), bitwise(np.take_along_axis(a, want, axis)))
+
+
+@pytest.mark.parametrize("kind", ["quicksort", "heapsort", "stable", "mergesort"])
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_numpy_kinds_give_numpys_result(kind, dtype):
+    """An explicit kind runs NumPy's sort of that kind: its result, bit for bit."""
+    a = tricky((6, 40), dtype, np.random.default_rng(3))
+    x = lnp.asarray(a)
+    for axis in (0, 1, None):
+        got = lnp.sort(x, axis=axis, kind=kind)
+        want = np.sort(a, axis=axis, kind=kind)
+        same(got, want)
+        np.testing.assert_array_equal(bitwise(got.numpy()), bitwise(want))
+        same(lnp.argsort(x, axis=axis, kind=kind), np.argsort(a, axis=axis, kind=kind))
+    same(x.argsort(0, "q"), a.argsort(0, "q"))  # NumPy reads the kind by its first letter
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("shape, axis", [((300, 400), 1), ((300, 400), 0), ((3, 50, 600), 1),
+                                         ((200_000,), 0)])
+def test_rows_split_over_threads_give_numpys_result(threads, shape, axis):
+    """Above MIN_SPLIT the rows (never a row) are split over the threads; the
+    result is the same bits on any thread count, a stable float sort included."""
+    a = tricky(shape, "float32", np.random.default_rng(5))
+    assert a.size >= sorting.MIN_SPLIT
+    out = np.empty_like(a)
+    parts = sorting.run("sort", [a], out, (axis, "stable"), threads)
+    assert parts == (1 if a.ndim == 1 else threads)
+    np.testing.assert_array_equal(out.view(np.uint32), np.sort(a, axis, kind="stable")
+                                  .view(np.uint32))
+    idx = np.empty(a.shape, np.int64)
+    sorting.run("argsort", [a], idx, (axis, "stable"), threads)
+    np.testing.assert_array_equal(idx, np.argsort(a, axis, kind="stable"))
+    keys = np.sort(a.reshape(-1)[:1000])
+    pos = np.empty(a.shape, np.int64)
+    assert sorting.run("searchsorted", [keys, a], pos, "right", threads) == threads
+    np.testing.assert_array_equal(pos, np.searchsorted(keys, a, "right"))
+
+
+def test_small_work_stays_on_the_calling_thread():
+    a = np.arange(sorting.MIN_SPLIT - 1, 0, -1).reshape(-1, 1)
+    out = np.empty_like(a)
+    assert sorting.run("sort", [a], out, (0, "stable"), 4) == 1
+    np.testing.assert_array_equal(out, np.sort(a, 0))
+
+
+def test_a_failing_part_raises_once_every_part_has_finished():
+    """An error in one thread's rows reaches the sync, but only after the other
+    parts are done: none may still be writing the output after the step."""
+    finished = []
+
+    def work(part):
+        lo = part[-1].start
+        if lo == 1:
+            raise RuntimeError("boom")
+        if lo > 1:
+            time.sleep(0.05)
+        finished.append(lo)
+    with pytest.raises(RuntimeError, match="boom"):
+        sorting._split(work, (1 << 16, 4), 0, 4)
+    assert sorted(finished) == [0, 2, 3]
+
+
+def test_sorting_is_deferred_and_fuses_with_its_neighbours(log):
+    """Nothing runs before the sync; each sort is one extern kernel between the
+    kernel computing its input and the kernel reading it, and the plan says why."""
+    a = sample((6, 7), "float32", np.random.default_rng(2))
+    x = lazy.asarray(a)
+    y = lnp.sort(lnp.exp(x) * 0.5, axis=1)[:, -2:] + x[:, :2]
+    assert len(log) == 0 and not log.syncs
+    plan = lazy.explain(y)
+    assert [k.name for k in plan.kernels] == ["e0_exp_mul", "sort_1", "e2_add"]
+    assert [k.fusion for k in plan.kernels] == ["extern", "extern", "requested"]
+    why = ("numpy", f"extern sort: NumPy's sort, whole rows over {backends._sort_threads()} "
+                    f"threads from 65536 elements (the kernel IR has no sort)")
+    assert (plan.kernels[1].backend, plan.kernels[1].reason) == why
+    np.testing.assert_allclose(y.numpy(), np.sort(np.exp(a) * 0.5, axis=1)[:, -2:] + a[:, :2],
+                               rtol=1e-6)  # exp within an ulp of NumPy's
+    assert [(r.kernel, r.backend) for r in log] == \
+        [("e0_exp_mul", "llvm"), ("sort_1", "numpy"), ("e2_add", "llvm")]
+    assert log.counters.fallbacks == 0 and log.syncs[0].kernels == 3
+
+
+def test_descending_is_views_and_one_fused_subtraction(log):
+    """Descending order adds no kernel for values (reversed views around the sort),
+    and one elementwise kernel for indices: n - 1 - the reversed indices."""
+    a = np.array([[3, 1, 3, 0], [2, 2, 5, 2]])
+    x = lazy.asarray(a)
+    v, i = lnp.sort(x, descending=True), lnp.argsort(x, descending=True)
+    assert [k.name for k in lazy.explain(v).kernels] == ["sort_0"]
+    assert [k.name for k in lazy.explain(i).kernels] == ["argsort_0", "e1_sub"]
+    same(v, [[3, 3, 1, 0], [5, 2, 2, 2]])
+    same(i, [[0, 2, 1, 3], [2, 0, 1, 3]])
+
+
+def test_the_schedule_cache_replans_nothing_and_new_values_flow(log):
+    for k in range(3):
+        a = (np.arange(12, dtype=np.float64) * (7 + k)) % 5
+        y = lnp.argsort(lazy.asarray(a) * 2) + 1
+        same(y, np.argsort(a * 2, kind="stable") + 1)
+    assert [s.schedule for s in log.syncs] == ["miss", "hit", "hit"]
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_matches_numpy(side):
+    """Sides, NaNs (sorted last), keys of any shape and a Python scalar, mixed
+    dtypes in their common type, an empty array and `sorter`."""
+    s = np.array([-1.5, 0, 2, 2, 5, 9, np.nan])
+    v = np.array([[np.nan, 2], [6, -3], [9, 0]])
+    same(lnp.searchsorted(lnp.asarray(s), lnp.asarray(v), side=side),
+         np.searchsorted(s, v, side=side))
+    same(lnp.searchsorted(lnp.asarray(s), 2, side=side), np.asarray(np.searchsorted(s, 2, side)))
+    ints = np.array([1, 3, 3, 8], np.int32)
+    same(lnp.searchsorted(lnp.asarray(ints), 3.5, side=side),
+         np.asarray(np.searchsorted(ints, 3.5, side=side)))
+    same(lnp.searchsorted(lnp.asarray(ints), lnp.asarray(v), side=side),
+         np.searchsorted(ints, v, side=side))
+    same(lnp.searchsorted(lnp.asarray(np.zeros(0)), lnp.asarray(v), side=side),
+         np.searchsorted(np.zeros(0), v, side=side))
+    u = np.array([5.0, -1, 9, 2])
+    order = np.argsort(u)
+    same(lnp.searchsorted(lnp.asarray(u), lnp.asarray(v), side=side, sorter=order),
+         np.searchsorted(u, v, side=side, sorter=order))
+    same(np.searchsorted(lnp.asarray(s), lnp.asarray(v), side), np.searchsorted(s, v, side))
+
+
+def test_numpys_own_functions_on_tensors_are_deferred(log):
+    """np.sort / np.argsort / np.searchsorted on tensors dispatch here: no sync."""
+    a = np.array([[4.0, -1, 2], [0, 3, 3]])
+    x = lazy.asarray(a)
+    got = [np.sort(x), np.argsort(x, axis=0), np.searchsorted(lnp.sort(x[0]), x), x.argsort()]
+    assert isinstance(got[0], lazy.Tensor) and len(log) == 0
+    want = [np.sort(a), np.argsort(a, axis=0), np.searchsorted(np.sort(a[0]), a), a.argsort()]
+    same(got, want)
+
+
+def test_torch_forms_match_torch():
+    """lazy.sort returns (values, indices) as torch.sort does; stable or not, both are a
+    stable sort's, so they agree with each other bit for bit."""
+    a = tricky((4, 9), "float32", np.random.default_rng(11))
+    x, t = lazy.asarray(a), torch.from_numpy(a)
+    for dim in (0, 1, -1):
+        for descending in (False, True):
+            values, indices = lazy.sort(x, dim, descending)
+            want = torch.sort(t, dim=dim, descending=descending, stable=True)
+            np.testing.assert_array_equal(bitwise(values.numpy()), bitwise(want.values.numpy()))
+            np.testing.assert_array_equal(indices.numpy(), want.indices.numpy())
+            np.testing.assert_array_equal(
+                lazy.argsort(x, dim, descending, stable=True).numpy(),
+                torch.argsort(t, dim=dim, descending=descending, stable=True).numpy())
+    assert lazy.sort(x).values.dtype == lazy.float32 and lazy.sort(x).indices.dtype == lazy.int64
+    v, i = lazy.sort(lazy.asarray(np.float32(2.5)))
+    assert (v.shape, i.shape, v.item(), i.item()) == ((), (), 2.5, 0)  # as torch.sort of 0-d
+    seq = torch.tensor([1.0, 2, 2, 5])
+    keys = torch.tensor([[2.0, 6], [0, 5]])
+    for right in (False, True):
+        np.testing.assert_array_equal(
+            lazy.searchsorted(lazy.asarray(seq.numpy()), lazy.asarray(keys.numpy()),
+                              right=right).numpy(),
+            torch.searchsorted(seq, keys, right=right).numpy())
+
+
+def test_bad_arguments_raise_at_the_call():
+    x = lazy.asarray(np.zeros((2, 3), np.float32))
+    with pytest.raises(AxisError, match=r"axis 2 is out of range for a tensor of 2 dimensions"):
+        lnp.sort(x, axis=2)
+    with pytest.raises(AxisError, match="axis -3 is out of range"):
+        lnp.argsort(x, axis=-3)
+    with pytest.raises(ValueError, match="sort kind must be one of 'quicksort', 'heapsort', "
+                                         "'stable' or 'mergesort', got 'bubble'"):
+        lnp.sort(x, kind="bubble")
+    with pytest.raises(ValueError, match=r"the sorted array must be 1-D, got shape \(2, 3\)"):
+        lnp.searchsorted(x, 1.0)
+    with pytest.raises(ValueError, match="side must be 'left' or 'right', got 'middle'"):
+        lnp.searchsorted(x[0], 1.0, side="middle")
+    with pytest.raises(ValueError, match=r"sorter must be 1-D integers of the sorted array's "
+                                         r"length 3, got float32 of shape \(3,\)"):
+        lnp.searchsorted(x[0], 1.0, sorter=x[0])
+
+
+def test_without_llvm_the_sorts_run_on_one_thread_and_say_so(log, monkeypatch):
+    monkeypatch.setattr(backends, "_llvm", lambda: (None, "llvm unavailable: test"))
+    monkeypatch.setenv("LAZY_FALLBACK", "allow")  # the kernels around it fall back
+    a = np.arange(12, dtype=np.int64).reshape(3, 4) % 5
+    same(lnp.sort(lazy.asarray(a), axis=0), np.sort(a, axis=0))
+    (rec,) = [r for r in log if r.kernel.startswith("sort")]
+    assert (rec.backend, rec.reason) == \
+        ("numpy", "extern sort: NumPy's sort, whole rows over 1 thread from 65536 elements "
+                  "(the kernel IR has no sort)")
