@@ -33,9 +33,10 @@ def tricky(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.n
     which compare equal to their kind but differ in bits."""
     if dtype not in BITS:
         return sample(shape, dtype, rng, low=-2, high=3)
-    payload = np.array([0x7FC00001], np.uint32).view(np.float32)[0] if dtype == "float32" \
-        else np.array([0x7FF8000000000001], np.uint64).view(np.float64)[0]
-    return rng.choice(np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.nan, payload], dtype), shape)
+    bits = [0x7FC00001, 0xFFC00000] if dtype == "float32" else \
+        [0x7FF8000000000001, 0xFFF8000000000000]
+    nans = list(np.array(bits, BITS[dtype]).view(dtype))  # another payload, a negative NaN
+    return rng.choice(np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.nan, *nans], dtype), shape)
 
 
 def bitwise(a: np.ndarray) -> np.ndarray:
@@ -115,6 +116,18 @@ def test_rows_split_over_threads_give_numpys_result(threads, shape, axis):
     pos = np.empty(a.shape, np.int64)
     assert sorting.run("searchsorted", [keys, a], pos, "right", threads) == threads
     np.testing.assert_array_equal(pos, np.searchsorted(keys, a, "right"))
+
+
+@pytest.mark.parametrize("a", [np.array([[2 ** 31 - 1, -2 ** 31, 0, -1, 2 ** 31 - 1, -2 ** 31]] * 3,
+                                        np.int32),
+                               np.array([[True, False, True, False, False]] * 2),
+                               np.array([[np.inf, -np.inf, 3e38, -3e38, 1e-45, -1e-45]],
+                                        np.float32)])
+def test_stable_argsort_of_32_bit_data_at_the_extremes(a):
+    """32-bit data argsorts as int64 keys (value high, index low): the extremes
+    of each dtype still order as NumPy's stable argsort orders them."""
+    for axis in (0, 1):
+        same(lnp.argsort(lazy.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
 
 
 def test_small_work_stays_on_the_calling_thread():
