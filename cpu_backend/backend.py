@@ -24,6 +24,7 @@ from .launch import Launcher, Split, choose_tile
 from .loops import TILE_STREAM
 from .pack import LaunchPlan
 from .scan import run_scan
+from .search import run_search
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -156,6 +157,12 @@ class CPUBackend:
         """An extern scan (cumsum, cumprod) of host array `x` into contiguous
         `out`: (run ms, compile info). scan.py says how."""
         return run_scan(self.jit, self.launcher, op, x, axis, out)
+
+    def searchsorted(self, a: np.ndarray, v: np.ndarray, side: str, out: np.ndarray
+                     ) -> tuple[float, CompileInfo]:
+        """An extern searchsorted of keys `v` into sorted 1-D `a` (same dtype)
+        into contiguous int64 `out`: (run ms, compile info). search.py says how."""
+        return run_search(self.jit, self.launcher, a, v, side, out)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from scheduler.dtypes import int64, result_type
+from scheduler.sorting import MIN_SPLIT
 from scheduler.view import normalize_dim
 
 from . import elementwise, runtime, views
@@ -59,6 +60,17 @@ def _sorted(op: str, t: Tensor, axis: int, kind: str, descending: bool) -> Tenso
     if descending:  # the stable ascending sort of the reversed rows, reversed
         res = _flip(_sorted(op, _flip(t, axis), axis, kind, False), axis)
         return (t.shape[axis] - 1) - res if op == "argsort" else res
+    last = t.ndim - 1
+    if t.size >= MIN_SPLIT and abs(t._view.strides[axis]) != 1:
+        # rows across memory (a column sort, a transposed view): NumPy would
+        # gather each row into a buffer, a cache miss per element. One
+        # cache-blocked copy kernel with the axis last (fused with whatever
+        # computes t) makes the rows contiguous; the result is copied back into
+        # NumPy's layout, which a consumer's kernel does as it reads it
+        order = [d for d in range(t.ndim) if d != axis] + [axis]
+        rows = _sorted(op, t.permute(*order).contiguous(), last, kind, False)
+        return rows.permute(*sorted(range(t.ndim), key=order.__getitem__)).contiguous() \
+            if axis != last else rows
     dtype = int64 if op == "argsort" else t.dtype
     return runtime.make(op, ((t._buf, t._view),), (axis, kind), dtype, t.shape, t.device)
 

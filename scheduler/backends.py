@@ -153,6 +153,9 @@ def extern_backend(op: str) -> tuple[str, str]:
     if op == "matmul":
         return "blas", f"extern matmul: NumPy's BLAS ({blas_name()})"
     llvm, why = _llvm()
+    if op == "searchsorted" and llvm is not None:
+        return "llvm", (f"extern searchsorted: an LLVM binary search, keys in lockstep over "
+                        f"{llvm.num_threads} threads (the kernel IR has no search)")
     if op in SORTS:
         what = "its keys" if op == "searchsorted" else "whole rows"
         n = _sort_threads()
@@ -181,6 +184,8 @@ def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = No
         if llvm is not None:
             return llvm.scan(op, inputs[0], arg, out)
         SCANS[op](inputs[0], axis=arg, out=out)
+    elif op == "searchsorted" and _llvm()[0] is not None:
+        return _llvm()[0].searchsorted(inputs[0], inputs[1], arg, out)
     elif op in SORTS:
         sorting.run(op, inputs, out, arg, _sort_threads())
     else:

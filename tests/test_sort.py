@@ -174,6 +174,26 @@ def test_sorting_is_deferred_and_fuses_with_its_neighbours(log):
     assert log.counters.fallbacks == 0 and log.syncs[0].kernels == 3
 
 
+def test_rows_across_memory_are_made_contiguous_by_fused_copies(log):
+    """A large sort along an axis that is not contiguous (a column sort, a
+    transposed view) copies its rows contiguous in the kernel computing them,
+    sorts those, and copies back into NumPy's layout in the reading kernel."""
+    a = tricky((300, 400), "float32", np.random.default_rng(4))
+    x = lazy.asarray(a)
+    y = lnp.sort(x * 2, axis=0) + 1
+    assert [k.name for k in lazy.explain(y).kernels] == ["e0_mul_copy", "sort_1", "e2_copy_add"]
+    np.testing.assert_array_equal(bitwise(y.numpy()),
+                                  bitwise(np.sort(a * 2, axis=0, kind="stable") + 1))
+    i = lnp.argsort(x, axis=0, descending=True)
+    assert [k.name for k in lazy.explain(i).kernels] == ["e0_copy", "argsort_1", "e2_copy_sub"]
+    same(i, stable_order(a, 0, True))
+    z = lnp.sort(x.T, axis=1)  # already last: one copy in, none back
+    assert [k.name for k in lazy.explain(z).kernels] == ["e0_copy", "sort_1"]
+    for t, want in ((y, a * 2), (i, a), (z, a.T)):
+        assert t.stride() == (want.shape[1], 1)  # C-contiguous, as NumPy's result
+    np.testing.assert_array_equal(bitwise(z.numpy()), bitwise(np.sort(a.T, axis=1, kind="stable")))
+
+
 def test_descending_is_views_and_one_fused_subtraction(log):
     """Descending order adds no kernel for values (reversed views around the sort),
     and one elementwise kernel for indices: n - 1 - the reversed indices."""
@@ -215,6 +235,42 @@ def test_searchsorted_matches_numpy(side):
     same(lnp.searchsorted(lnp.asarray(u), lnp.asarray(v), side=side, sorter=order),
          np.searchsorted(u, v, side=side, sorter=order))
     same(np.searchsorted(lnp.asarray(s), lnp.asarray(v), side), np.searchsorted(s, v, side))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 70), keys=st.integers(0, 100), dtype=st.sampled_from(DTYPE_NAMES),
+       side=st.sampled_from(["left", "right"]), seed=st.integers(0, 2 ** 16),
+       layout=st.sampled_from(["plain", "reversed", "strided"]))
+def test_the_llvm_search_is_numpys(n, keys, dtype, side, seed, layout):
+    """Every dtype and side, ties and NaNs, any count of keys (whole groups of
+    GROUP and the rest), a sorted array read through a reversed or strided view."""
+    rng = np.random.default_rng(seed)
+    pool = tricky((2 * n,), dtype, rng)
+    a = np.sort(pool, kind="stable")
+    if layout == "reversed":
+        held, a = a[::-1].copy(), a
+        t = lazy.asarray(held)[::-1]
+    elif layout == "strided":
+        a = a[::2]
+        t = lazy.asarray(np.repeat(a, 2))[::2]
+    else:
+        t = lazy.asarray(a)
+    v = np.concatenate([pool, tricky((keys,), dtype, rng)])[:keys]
+    same(lnp.searchsorted(t, lazy.asarray(v), side=side), np.searchsorted(a, v, side=side))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_llvm_search_splits_keys_over_threads(tmp_path, threads):
+    from cpu_backend import CPUBackend
+    from cpu_backend.jit import JIT
+    be = CPUBackend(num_threads=threads, jit=JIT(cache_dir=tmp_path))
+    rng = np.random.default_rng(9)
+    a = np.sort(rng.standard_normal(50_000))
+    v = rng.standard_normal((300, 333)).T  # not contiguous: searched as a copy
+    out = np.empty(v.shape, np.int64)
+    _, info = be.searchsorted(a, v, "right", out)
+    np.testing.assert_array_equal(out, np.searchsorted(a, v, "right"))
+    assert info.cache in ("miss", "disk")
 
 
 def test_numpys_own_functions_on_tensors_are_deferred(log):
