@@ -23,6 +23,7 @@ from .keys import STREAM
 from .launch import Launcher, Split, choose_tile
 from .loops import TILE_STREAM
 from .pack import LaunchPlan
+from .partition import partition
 from .scan import run_scan
 from .search import run_search
 from .lowering import EMITTERS
@@ -163,6 +164,11 @@ class CPUBackend:
         """An extern searchsorted of keys `v` into sorted 1-D `a` (same dtype)
         into contiguous int64 `out`: (run ms, compile info). search.py says how."""
         return run_search(self.jit, self.launcher, a, v, side, out)
+
+    def partition(self, x: np.ndarray, splitters: np.ndarray, out: np.ndarray) -> list[int]:
+        """x's elements into `out` by bucket between sorted `splitters`, each in
+        x's order; returns the buckets' bounds (partition.py)."""
+        return partition(self.jit, self.launcher, x, splitters, out)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         return np.empty(size, dtype.np)

@@ -61,7 +61,7 @@ def _sorted(op: str, t: Tensor, axis: int, kind: str, descending: bool) -> Tenso
         res = _flip(_sorted(op, _flip(t, axis), axis, kind, False), axis)
         return (t.shape[axis] - 1) - res if op == "argsort" else res
     last = t.ndim - 1
-    if t.size >= MIN_SPLIT and abs(t._view.strides[axis]) != 1:
+    if t.size >= MIN_SPLIT and t.shape[axis] > 1 and abs(t._view.strides[axis]) != 1:
         # rows across memory (a column sort, a transposed view): NumPy would
         # gather each row into a buffer, a cache miss per element. One
         # cache-blocked copy kernel with the axis last (fused with whatever

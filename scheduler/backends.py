@@ -158,6 +158,8 @@ def extern_backend(op: str) -> tuple[str, str]:
                         f"{llvm.num_threads} threads (the kernel IR has no search)")
     if op in SORTS:
         what = "its keys" if op == "searchsorted" else "whole rows"
+        if op == "sort" and llvm is not None:
+            what += " (one row: buckets by value, split by an LLVM loop)"
         n = _sort_threads()
         return "numpy", (f"extern {op}: NumPy's {op}, {what} over {n} thread{'s' * (n > 1)} "
                          f"from {sorting.MIN_SPLIT} elements (the kernel IR has no sort)")
@@ -187,7 +189,8 @@ def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = No
     elif op == "searchsorted" and _llvm()[0] is not None:
         return _llvm()[0].searchsorted(inputs[0], inputs[1], arg, out)
     elif op in SORTS:
-        sorting.run(op, inputs, out, arg, _sort_threads())
+        llvm, _ = _llvm()
+        sorting.run(op, inputs, out, arg, _sort_threads(), None if llvm is None else llvm.partition)
     else:
         raise NotImplementedError(op)
     return (time.perf_counter() - t) * 1e3, CompileInfo("-", 0.0)

@@ -17,19 +17,59 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .pool import MIN_BYTES, pool
+
 MIN_SPLIT = 1 << 16  # fewer elements run on one thread: a hand-off to another costs ~50 us
 
 
-def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: int) -> int:
+# partition(x, splitters, out): x's elements into out by bucket between the
+# sorted splitters, each bucket in x's order; returns the buckets' bounds
+# (the CPU backend's, cpu_backend/partition.py)
+Partition = Callable[[np.ndarray, np.ndarray, np.ndarray], list[int]]
+SAMPLE = 4096     # elements a 1-D sort's splitters are chosen from
+MAX_BUCKETS = 64  # a 1-D sort's buckets at most (cpu_backend/partition.py's limit)
+
+
+def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: int,
+        partition: Partition | None = None) -> int:
     """out[...] = op(*inputs), `arg` being the node's (scheduler/ops.py, SORTS);
-    returns the number of threads that ran it."""
+    returns the number of threads that ran it. With `partition`, a large 1-D
+    stable sort runs on every thread too (`_sort_buckets`)."""
     if op == "searchsorted":
         a, v = inputs
         return _split(lambda part: _search(a, v[part], out[part], arg), v.shape, None, threads)
     (x,) = inputs
     axis, kind = arg
+    if op == "sort" and partition is not None and x.ndim == 1 and kind == "stable" \
+            and threads > 1 and x.size >= MIN_SPLIT:
+        return _sort_buckets(x, out, threads, partition)
     work = _sort if op == "sort" else _argsort
     return _split(lambda part: work(x[part], out[part], axis, kind), x.shape, axis, threads)
+
+
+def _sort_buckets(x: np.ndarray, out: np.ndarray, threads: int, partition: Partition) -> int:
+    """A 1-D stable sort on every thread (a sample sort): x is split by value
+    into a bucket per thread, each bucket keeping x's order, and each thread
+    sorts one bucket stably (as `_sort` sorts a row) into its place in out.
+    The splitters are quantiles of an evenly spaced sample of x; equal
+    elements share a bucket, so data with few distinct values may leave a
+    thread little to do, but the result does not depend on the split.
+    Returns the number of buckets that held anything."""
+    sample = np.sort(x[::max(1, len(x) // SAMPLE)])
+    sample = sample[:len(sample) - int(np.count_nonzero(sample != sample))]  # NaNs, at the end
+    if not len(sample):  # all NaN: nothing to split by
+        return _split(lambda part: _sort(x[part], out[part], 0, "stable"), x.shape, 0, threads)
+    k = min(threads, MAX_BUCKETS)
+    splitters = sample[[len(sample) * b // k for b in range(1, k)]]
+    src = np.ascontiguousarray(x)
+    buckets = pool.take(len(x), x.dtype)
+    buckets = np.empty_like(src) if buckets is None else buckets
+    bounds = partition(src, splitters, buckets)
+    parts = [(slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+    _run_parts(lambda part: _sort(buckets[part], out[part], 0, "stable"), parts, threads)
+    if buckets.nbytes >= MIN_BYTES:
+        pool.give(buckets)
+    return len(parts)
 
 
 def _sort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
@@ -105,7 +145,13 @@ def _split(work: Callable[[Any], None], shape: tuple[int, ...], keep: int | None
     n, d = max(sizes)
     k = min(threads, n)
     bounds = [n * i // k for i in range(k + 1)]
-    parts = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:])]
+    _run_parts(work, [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:])],
+               threads)
+    return k
+
+
+def _run_parts(work: Callable[[Any], None], parts: list, threads: int) -> None:
+    """work(part) for every part, the calling thread taking the first."""
     pending = [_executor(threads - 1).submit(work, p) for p in parts[1:]]
     try:
         work(parts[0])
@@ -113,7 +159,6 @@ def _split(work: Callable[[Any], None], shape: tuple[int, ...], keep: int | None
         wait(pending)  # no part may still write `out` once the step is over
     for f in pending:
         f.result()  # raises what a part raised
-    return k
 
 
 @lru_cache(maxsize=None)

@@ -130,6 +130,55 @@ def test_stable_argsort_of_32_bit_data_at_the_extremes(a):
         same(lnp.argsort(lazy.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
 
 
+@pytest.mark.parametrize("threads", [2, 3, 5])
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_one_row_is_split_by_value_over_threads(tmp_path, threads, dtype):
+    """A long 1-D sort is a sample sort: bucketed by value (cpu_backend/
+    partition.py), one bucket per thread. Stable to the bit on any count."""
+    from cpu_backend import CPUBackend
+    from cpu_backend.jit import JIT
+    be = CPUBackend(num_threads=threads, jit=JIT(cache_dir=tmp_path))
+    rng = np.random.default_rng(threads)
+    x = tricky((200_003,), dtype, rng)
+    if dtype in BITS:
+        x[::3] = rng.standard_normal(len(x[::3]))
+    elif dtype != "bool":  # many values, many ties
+        x = rng.integers(-30_000, 30_000, len(x)).astype(dtype)
+    out = np.empty_like(x)
+    parts = sorting.run("sort", [x], out, (0, "stable"), threads, be.partition)
+    np.testing.assert_array_equal(bitwise(out), bitwise(np.sort(x, kind="stable")))
+    assert parts == (2 if dtype == "bool" else threads)  # equal elements share a bucket
+
+
+def test_buckets_keep_the_data_in_order(tmp_path):
+    """Bucket b holds the elements from splitter b - 1 up to splitter b, in
+    their original order (NaNs in the last), at the bounds returned."""
+    from cpu_backend import CPUBackend
+    from cpu_backend.jit import JIT
+    be = CPUBackend(num_threads=3, jit=JIT(cache_dir=tmp_path))
+    x = tricky((100_000,), "float64", np.random.default_rng(1))
+    x[::2] = np.arange(50_000) % 7 - 3.0
+    splitters = np.array([-1.0, 0.0, 2.5])
+    out = np.empty_like(x)
+    bounds = be.partition(x, splitters, out)
+    edges = [-np.inf, *splitters, np.inf]
+    for b, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        inside = (x >= edges[b]) & (x < edges[b + 1]) | (np.isnan(x) & (b == len(splitters)))
+        np.testing.assert_array_equal(bitwise(out[lo:hi]), bitwise(x[inside]))
+    assert bounds[0] == 0 and bounds[-1] == len(x)
+
+
+def test_a_row_of_nans_has_no_splitters_and_sorts_on_one_thread(tmp_path):
+    from cpu_backend import CPUBackend
+    from cpu_backend.jit import JIT
+    be = CPUBackend(num_threads=2, jit=JIT(cache_dir=tmp_path))
+    x = np.full(100_000, np.nan, np.float32)
+    x[::5] = np.array([0xFFC00001], np.uint32).view(np.float32)[0]
+    out = np.empty_like(x)
+    assert sorting.run("sort", [x], out, (0, "stable"), 2, be.partition) == 1
+    np.testing.assert_array_equal(bitwise(out), bitwise(x))
+
+
 def test_small_work_stays_on_the_calling_thread():
     a = np.arange(sorting.MIN_SPLIT - 1, 0, -1).reshape(-1, 1)
     out = np.empty_like(a)
@@ -164,8 +213,9 @@ def test_sorting_is_deferred_and_fuses_with_its_neighbours(log):
     plan = lazy.explain(y)
     assert [k.name for k in plan.kernels] == ["e0_exp_mul", "sort_1", "e2_add"]
     assert [k.fusion for k in plan.kernels] == ["extern", "extern", "requested"]
-    why = ("numpy", f"extern sort: NumPy's sort, whole rows over {backends._sort_threads()} "
-                    f"threads from 65536 elements (the kernel IR has no sort)")
+    why = ("numpy", f"extern sort: NumPy's sort, whole rows (one row: buckets by value, split "
+                    f"by an LLVM loop) over {backends._sort_threads()} threads from 65536 "
+                    f"elements (the kernel IR has no sort)")
     assert (plan.kernels[1].backend, plan.kernels[1].reason) == why
     np.testing.assert_allclose(y.numpy(), np.sort(np.exp(a) * 0.5, axis=1)[:, -2:] + a[:, :2],
                                rtol=1e-6)  # exp within an ulp of NumPy's
