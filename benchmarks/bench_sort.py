@@ -11,13 +11,17 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   flat        sort(x)                   one row: one thread
   search      searchsorted(sort(x), k)  1M keys, split across threads
   top8        sort(exp(A) * 0.5, axis=1)[:, -8:].sum(1)  between two fused kernels
+  median      median(A, axis=1)         NumPy partitions each row; torch: quantile(0.5)
+  quantiles   quantile(x, [0.1, 0.5, 0.9])
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
 `stable=True`); a sort's values are the same either way, so NumPy's and
-torch's default sorts are timed there. For lazyrt the timed call is
-"build + lazy.sync". Every result is checked against NumPy's exactly. This
-prints numbers; it asserts nothing about time.
+torch's default sorts are timed there. torch.median gives the lower of
+the middle pair, so its peer for NumPy's median is torch.quantile(0.5).
+For lazyrt the timed call is "build + lazy.sync". Every result is checked
+against NumPy's, exactly but for `top8` and torch's quantiles (within
+rounding). This prints numbers; it asserts nothing about time.
 """
 from __future__ import annotations
 
@@ -50,8 +54,11 @@ def cases() -> dict:
         "search": (lambda: lnp.searchsorted(s, k), lambda: np.searchsorted(sn, kn)),
         "top8": (lambda: lnp.sort(lnp.exp(a) * 0.5, axis=1)[:, -8:].sum(axis=1),
                  lambda: np.sort(np.exp(an) * 0.5, axis=1)[:, -8:].sum(axis=1)),
+        "median": (lambda: lnp.median(a, axis=1), lambda: np.median(an, axis=1)),
+        "quantiles": (lambda: lnp.quantile(x, [0.1, 0.5, 0.9]),
+                      lambda: np.quantile(xn, [0.1, 0.5, 0.9])),
     }
-    checks = {"top8": close}
+    checks = {"top8": close, "median": close, "quantiles": close}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
@@ -59,13 +66,18 @@ def cases() -> dict:
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
-             "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1)}
+             "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1),
+             "median": lambda: torch.quantile(at, 0.5, dim=1),
+             "quantiles": lambda: torch.quantile(xt, torch.tensor([0.1, 0.5, 0.9],
+                                                                  dtype=torch.float64).float())}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
 
 
 def close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
-    """exp is within an ulp of NumPy's, and the sums of 8 add in another order."""
+    """exp is within an ulp of NumPy's, the sums of 8 add in another order, and
+    torch interpolates quantiles by another formula (lazyrt's are NumPy's to the
+    bit: tests/test_quantiles.py)."""
     return bool(np.allclose(r, ref, rtol=1e-5)), "rtol 1e-5"
 
 

@@ -322,7 +322,8 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
 SCANS: dict[str, Callable[..., np.ndarray]] = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 
 # Sorting and searching: `sort` and `argsort` along axis `arg[0]` with NumPy's
-# sort kind `arg[1]` ("stable" when the result must be a stable sort's), and
+# sort kind `arg[1]` ("stable" when the result must be a stable sort's, "any"
+# when any sorted order will do: the order statistics' values), and
 # `searchsorted` of its second operand into its first (1-D, sorted), on side
 # `arg`. No kernel IR either: NumPy's functions, rows over threads
 # (scheduler/sorting.py); CuPy's on CUDA.

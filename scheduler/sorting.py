@@ -40,14 +40,15 @@ def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: i
         return _split(lambda part: _search(a, v[part], out[part], arg), v.shape, None, threads)
     (x,) = inputs
     axis, kind = arg
-    if op == "sort" and partition is not None and x.ndim == 1 and kind == "stable" \
+    if op == "sort" and partition is not None and x.ndim == 1 and kind in ("stable", "any") \
             and threads > 1 and x.size >= MIN_SPLIT:
-        return _sort_buckets(x, out, threads, partition)
+        return _sort_buckets(x, out, kind, threads, partition)
     work = _sort if op == "sort" else _argsort
     return _split(lambda part: work(x[part], out[part], axis, kind), x.shape, axis, threads)
 
 
-def _sort_buckets(x: np.ndarray, out: np.ndarray, threads: int, partition: Partition) -> int:
+def _sort_buckets(x: np.ndarray, out: np.ndarray, kind: str, threads: int,
+                  partition: Partition) -> int:
     """A 1-D stable sort on every thread (a sample sort): x is split by value
     into a bucket per thread, each bucket keeping x's order, and each thread
     sorts one bucket stably (as `_sort` sorts a row) into its place in out.
@@ -58,7 +59,7 @@ def _sort_buckets(x: np.ndarray, out: np.ndarray, threads: int, partition: Parti
     sample = np.sort(x[::max(1, len(x) // SAMPLE)])
     sample = sample[:len(sample) - int(np.count_nonzero(sample != sample))]  # NaNs, at the end
     if not len(sample):  # all NaN: nothing to split by
-        return _split(lambda part: _sort(x[part], out[part], 0, "stable"), x.shape, 0, threads)
+        return _split(lambda part: _sort(x[part], out[part], 0, kind), x.shape, 0, threads)
     k = min(threads, MAX_BUCKETS)
     splitters = sample[[len(sample) * b // k for b in range(1, k)]]
     src = np.ascontiguousarray(x)
@@ -66,7 +67,7 @@ def _sort_buckets(x: np.ndarray, out: np.ndarray, threads: int, partition: Parti
     buckets = np.empty_like(src) if buckets is None else buckets
     bounds = partition(src, splitters, buckets)
     parts = [(slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-    _run_parts(lambda part: _sort(buckets[part], out[part], 0, "stable"), parts, threads)
+    _run_parts(lambda part: _sort(buckets[part], out[part], 0, kind), parts, threads)
     if buckets.nbytes >= MIN_BYTES:
         pool.give(buckets)
     return len(parts)
@@ -76,9 +77,10 @@ def _sort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
     """A sorted copy of x in out. "stable" uses NumPy's default (fastest) sort,
     whose result a stable sort's differs from only for elements that compare
     equal: those are indistinguishable in an integer, and in a float only
-    -0.0/+0.0 and NaN payloads differ, which `_restore_ties` puts back."""
+    -0.0/+0.0 and NaN payloads differ, which `_restore_ties` puts back.
+    "any" is that sort without the restore."""
     np.copyto(out, x)
-    out.sort(axis=axis, kind=None if kind == "stable" else kind)
+    out.sort(axis=axis, kind=None if kind in ("stable", "any") else kind)
     if kind == "stable" and out.dtype.kind == "f":
         _restore_ties(x, out, axis)
 

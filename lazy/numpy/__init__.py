@@ -2,8 +2,9 @@
 
 Arrays are `lazy.Tensor`s. Functions lazyrt can express are lazy and
 fuse (elementwise math, reductions, views, where, gathers, matmul,
-cumulative sums); the rest (sorting, set functions, searchsorted, einsum,
-...) run in NumPy through `lazy.fallback.numpy_fallback`, each logged as
+cumulative sums, sorts, searchsorted, median and quantiles); the rest (set
+functions, einsum, ...) run in NumPy through
+`lazy.fallback.numpy_fallback`, each logged as
 `fallback: <name> not lowered` and an error under LAZY_FALLBACK=error.
 Any other NumPy function reached as `lazy.numpy.<name>` is such a
 fallback too. docs/numpy.md lists which is which.
@@ -27,6 +28,7 @@ from ._info import __array_namespace_info__  # noqa: F401
 from ._inplace import copyto, fill_diagonal, place, put, put_along_axis, putmask  # noqa: F401
 from ._linalg import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
+from ._order import *  # noqa: F401,F403
 from ._rounding import *  # noqa: F401,F403
 from ._searching import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
@@ -87,7 +89,7 @@ def asanyarray(a: object, dtype: object = None, *, device: object = None,
 def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 
-    Functions run as logged NumPy fallbacks (median, percentile, ...);
+    Functions run as logged NumPy fallbacks (interp, einsum, ...);
     submodules (fft, ...), classes (errstate, dtype), the
     abstract dtype categories (floating, integer, ...) and constants are
     NumPy's own; dtypes lazyrt lacks (int8, float16,
