@@ -21,13 +21,6 @@ pytestmark = pytest.mark.usefixtures("strict_fallback")
 BITS = {"float32": np.uint32, "float64": np.uint64}
 
 
-@pytest.fixture
-def log():
-    lazy.sync()
-    lazy.log.clear()
-    return lazy.log
-
-
 def tricky(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
     """Data full of ties; floats also hold -0.0, +0.0, NaN and a NaN with another payload,
     which compare equal to their kind but differ in bits."""
@@ -203,13 +196,13 @@ def test_a_failing_part_raises_once_every_part_has_finished():
     assert sorted(finished) == [0, 2, 3]
 
 
-def test_sorting_is_deferred_and_fuses_with_its_neighbours(log):
+def test_sorting_is_deferred_and_fuses_with_its_neighbours(fresh_log):
     """Nothing runs before the sync; each sort is one extern kernel between the
     kernel computing its input and the kernel reading it, and the plan says why."""
     a = sample((6, 7), "float32", np.random.default_rng(2))
     x = lazy.asarray(a)
     y = lnp.sort(lnp.exp(x) * 0.5, axis=1)[:, -2:] + x[:, :2]
-    assert len(log) == 0 and not log.syncs
+    assert len(lazy.log) == 0 and not lazy.log.syncs
     plan = lazy.explain(y)
     assert [k.name for k in plan.kernels] == ["e0_exp_mul", "sort_1", "e2_add"]
     assert [k.fusion for k in plan.kernels] == ["extern", "extern", "requested"]
@@ -219,12 +212,12 @@ def test_sorting_is_deferred_and_fuses_with_its_neighbours(log):
     assert (plan.kernels[1].backend, plan.kernels[1].reason) == why
     np.testing.assert_allclose(y.numpy(), np.sort(np.exp(a) * 0.5, axis=1)[:, -2:] + a[:, :2],
                                rtol=1e-6)  # exp within an ulp of NumPy's
-    assert [(r.kernel, r.backend) for r in log] == \
+    assert [(r.kernel, r.backend) for r in lazy.log] == \
         [("e0_exp_mul", "llvm"), ("sort_1", "numpy"), ("e2_add", "llvm")]
-    assert log.counters.fallbacks == 0 and log.syncs[0].kernels == 3
+    assert lazy.log.counters.fallbacks == 0 and lazy.log.syncs[0].kernels == 3
 
 
-def test_rows_across_memory_are_made_contiguous_by_fused_copies(log):
+def test_rows_across_memory_are_made_contiguous_by_fused_copies(fresh_log):
     """A large sort along an axis that is not contiguous (a column sort, a
     transposed view) copies its rows contiguous in the kernel computing them,
     sorts those, and copies back into NumPy's layout in the reading kernel."""
@@ -244,7 +237,7 @@ def test_rows_across_memory_are_made_contiguous_by_fused_copies(log):
     np.testing.assert_array_equal(bitwise(z.numpy()), bitwise(np.sort(a.T, axis=1, kind="stable")))
 
 
-def test_descending_is_views_and_one_fused_subtraction(log):
+def test_descending_is_views_and_one_fused_subtraction(fresh_log):
     """Descending order adds no kernel for values (reversed views around the sort),
     and one elementwise kernel for indices: n - 1 - the reversed indices."""
     a = np.array([[3, 1, 3, 0], [2, 2, 5, 2]])
@@ -256,12 +249,12 @@ def test_descending_is_views_and_one_fused_subtraction(log):
     same(i, [[0, 2, 1, 3], [2, 0, 1, 3]])
 
 
-def test_the_schedule_cache_replans_nothing_and_new_values_flow(log):
+def test_the_schedule_cache_replans_nothing_and_new_values_flow(fresh_log):
     for k in range(3):
         a = (np.arange(12, dtype=np.float64) * (7 + k)) % 5
         y = lnp.argsort(lazy.asarray(a) * 2) + 1
         same(y, np.argsort(a * 2, kind="stable") + 1)
-    assert [s.schedule for s in log.syncs] == ["miss", "hit", "hit"]
+    assert [s.schedule for s in lazy.log.syncs] == ["miss", "hit", "hit"]
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
@@ -323,12 +316,12 @@ def test_the_llvm_search_splits_keys_over_threads(tmp_path, threads):
     assert info.cache in ("miss", "disk")
 
 
-def test_numpys_own_functions_on_tensors_are_deferred(log):
+def test_numpys_own_functions_on_tensors_are_deferred(fresh_log):
     """np.sort / np.argsort / np.searchsorted on tensors dispatch here: no sync."""
     a = np.array([[4.0, -1, 2], [0, 3, 3]])
     x = lazy.asarray(a)
     got = [np.sort(x), np.argsort(x, axis=0), np.searchsorted(lnp.sort(x[0]), x), x.argsort()]
-    assert isinstance(got[0], lazy.Tensor) and len(log) == 0
+    assert isinstance(got[0], lazy.Tensor) and len(lazy.log) == 0
     want = [np.sort(a), np.argsort(a, axis=0), np.searchsorted(np.sort(a[0]), a), a.argsort()]
     same(got, want)
 
@@ -377,12 +370,12 @@ def test_bad_arguments_raise_at_the_call():
         lnp.searchsorted(x[0], 1.0, sorter=x[0])
 
 
-def test_without_llvm_the_sorts_run_on_one_thread_and_say_so(log, monkeypatch):
+def test_without_llvm_the_sorts_run_on_one_thread_and_say_so(fresh_log, monkeypatch):
     monkeypatch.setattr(backends, "_llvm", lambda: (None, "llvm unavailable: test"))
     monkeypatch.setenv("LAZY_FALLBACK", "allow")  # the kernels around it fall back
     a = np.arange(12, dtype=np.int64).reshape(3, 4) % 5
     same(lnp.sort(lazy.asarray(a), axis=0), np.sort(a, axis=0))
-    (rec,) = [r for r in log if r.kernel.startswith("sort")]
+    (rec,) = [r for r in lazy.log if r.kernel.startswith("sort")]
     assert (rec.backend, rec.reason) == \
         ("numpy", "extern sort: NumPy's sort, whole rows over 1 thread from 65536 elements "
                   "(the kernel IR has no sort)")

@@ -16,6 +16,7 @@ input run as NumPy fallbacks.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -72,32 +73,33 @@ def quantile(a: object, q: object, axis: object = None, out: object = None,
              overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
              weights: object = None, interpolation: object = None) -> Tensor:
     """NumPy's quantile; q in [0, 1]."""
-    t = tensor(a)
-    if _fallback(t, q, method, weights, interpolation):
-        return numpy_fallback("quantile", np.quantile, (t, q), dict(
-            axis=axis, out=out, method=method, keepdims=keepdims, weights=weights,
-            **({} if interpolation is None else {"interpolation": interpolation})))
-    weak = type(q) in (int, float)
-    qs = np.asanyarray(q)
-    if not (qs.size == 0 or (qs.min() >= 0 and qs.max() <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    return _quantiles(t, qs, weak, axis, out, keepdims)
+    return _quantile("quantile", np.asanyarray, "Quantiles must be in the range [0, 1]", a, q,
+                     axis, out, method, keepdims, weights, interpolation)
 
 
 def percentile(a: object, q: object, axis: object = None, out: object = None,
                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False, *,
                weights: object = None, interpolation: object = None) -> Tensor:
     """NumPy's percentile: the quantile of q / 100, q in [0, 100]."""
+    return _quantile("percentile", lambda q: np.true_divide(q, 100, out=...),
+                     "Percentiles must be in the range [0, 100]", a, q, axis, out, method,
+                     keepdims, weights, interpolation)
+
+
+def _quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a: object,
+              q: object, axis: object, out: object, method: str, keepdims: bool,
+              weights: object, interpolation: object) -> Tensor:
+    """quantile or percentile (`name`), whose q `fraction` makes a fraction
+    array as NumPy does (a Python int or float q stays weak: NumPy's rule)."""
     t = tensor(a)
     if _fallback(t, q, method, weights, interpolation):
-        return numpy_fallback("percentile", np.percentile, (t, q), dict(
-            axis=axis, out=out, method=method, keepdims=keepdims, weights=weights,
-            **({} if interpolation is None else {"interpolation": interpolation})))
-    weak = type(q) in (int, float)
-    qs = np.true_divide(q, 100, out=...)
+        extra = {} if interpolation is None else {"interpolation": interpolation}
+        return numpy_fallback(name, getattr(np, name), (t, q), dict(
+            axis=axis, out=out, method=method, keepdims=keepdims, weights=weights, **extra))
+    qs = fraction(q)
     if not (qs.size == 0 or (qs.min() >= 0 and qs.max() <= 1)):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    return _quantiles(t, qs, weak, axis, out, keepdims)
+        raise ValueError(error)
+    return _quantiles(t, qs, type(q) in (int, float), axis, out, keepdims)
 
 
 def _fallback(t: Tensor, q: object, method: str, weights: object, interpolation: object) -> bool:
