@@ -12,6 +12,7 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   search      searchsorted(sort(x), k)  1M keys, split across threads
   top8        sort(exp(A) * 0.5, axis=1)[:, -8:].sum(1)  between two fused kernels
   median      median(A, axis=1)         NumPy partitions each row; torch: quantile(0.5)
+  partition   partition(A, 2048, axis=1)  lazyrt sorts (a valid partition); torch: kthvalue
   quantiles   quantile(x, [0.1, 0.5, 0.9])
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
@@ -55,10 +56,12 @@ def cases() -> dict:
         "top8": (lambda: lnp.sort(lnp.exp(a) * 0.5, axis=1)[:, -8:].sum(axis=1),
                  lambda: np.sort(np.exp(an) * 0.5, axis=1)[:, -8:].sum(axis=1)),
         "median": (lambda: lnp.median(a, axis=1), lambda: np.median(an, axis=1)),
+        "partition": (lambda: lnp.partition(a, 2048, axis=1),
+                      lambda: np.partition(an, 2048, axis=1)),
         "quantiles": (lambda: lnp.quantile(x, [0.1, 0.5, 0.9]),
                       lambda: np.quantile(xn, [0.1, 0.5, 0.9])),
     }
-    checks = {"top8": close, "median": close, "quantiles": close}
+    checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
@@ -68,6 +71,7 @@ def cases() -> dict:
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
              "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1),
              "median": lambda: torch.quantile(at, 0.5, dim=1),
+             "partition": lambda: torch.kthvalue(at, 2049, dim=1).values,
              "quantiles": lambda: torch.quantile(xt, torch.tensor([0.1, 0.5, 0.9],
                                                                   dtype=torch.float64).float())}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
@@ -79,6 +83,12 @@ def close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     torch interpolates quantiles by another formula (lazyrt's are NumPy's to the
     bit: tests/test_quantiles.py)."""
     return bool(np.allclose(r, ref, rtol=1e-5)), "rtol 1e-5"
+
+
+def kth_column(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    """A partition fixes only the kth place (torch's kthvalue gives just that)."""
+    col = r if r.ndim == 1 else r[:, 2048]
+    return bool(np.array_equal(col, ref[:, 2048])), "the kth column"
 
 
 def main(argv=None) -> int:

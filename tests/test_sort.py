@@ -316,6 +316,48 @@ def test_the_llvm_search_splits_keys_over_threads(tmp_path, threads):
     assert info.cache in ("miss", "disk")
 
 
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPE_NAMES), axis_pick=st.integers(-1, 2),
+       kth_pick=st.lists(st.integers(-50, 50), min_size=1, max_size=3),
+       seed=st.integers(0, 2 ** 16))
+def test_partition_and_argpartition_are_valid_partitions(shape, dtype, axis_pick, kth_pick,
+                                                         seed):
+    """NumPy leaves the order within each side open, so the check is the
+    contract: the kth elements are NumPy's, nothing larger before them,
+    nothing smaller after; argpartition's indices are a permutation that
+    takes `a` to such a partition."""
+    a = tricky(shape, dtype, np.random.default_rng(seed))
+    axis = None if axis_pick == -1 else axis_pick % len(shape)
+    flat = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else axis
+    n = flat.shape[ax]
+    kth = sorted({k % n for k in kth_pick})
+    got = lnp.partition(lazy.asarray(a), kth, axis=axis).numpy()
+    idx = np.argpartition(lazy.asarray(a), kth, axis=axis).numpy()
+    want = np.sort(flat, axis=ax)  # NaNs last, as a partition puts them
+    for result in (got, np.take_along_axis(flat, idx, ax)):
+        for k in kth:
+            np.testing.assert_array_equal(np.take(result, k, ax), np.take(want, k, ax))
+        np.testing.assert_array_equal(np.sort(result, axis=ax), want)  # same elements per row
+    assert (np.sort(idx, axis=ax) == np.arange(n).reshape([-1 if d == ax else 1
+                                                           for d in range(flat.ndim)])).all()
+
+
+def test_partition_checks_kth_and_kind_at_the_call():
+    x = lazy.asarray(np.arange(5.0))
+    for kth, err, msg in [(5, ValueError, r"kth\(=5\) out of bounds \(5\)"),
+                          (-6, ValueError, r"kth\(=-1\) out of bounds \(5\)"),
+                          ([1, 7], ValueError, r"kth\(=7\) out of bounds \(5\)"),
+                          (1.5, TypeError, "Partition index must be integer")]:
+        with pytest.raises(err, match=msg):
+            lnp.partition(x, kth)
+        with pytest.raises(err, match=msg):
+            np.argpartition(x, kth)
+    with pytest.raises(ValueError, match="select kind must be 'introselect' \\(got 'quick'\\)"):
+        lnp.partition(x, 1, kind="quick")
+
+
 def test_numpys_own_functions_on_tensors_are_deferred(fresh_log):
     """np.sort / np.argsort / np.searchsorted on tensors dispatch here: no sync."""
     a = np.array([[4.0, -1, 2], [0, 3, 3]])

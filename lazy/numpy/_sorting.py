@@ -1,6 +1,7 @@
-"""Sorting: `sort` and `argsort` are deferred extern kernels (lazy/sorting.py);
-the set functions are NumPy fallbacks (their result's size depends on the
-data), each logged as `fallback: <name> not lowered`."""
+"""Sorting: `sort`, `argsort`, `partition` and `argpartition` are deferred
+extern kernels (lazy/sorting.py); the set functions are NumPy fallbacks
+(their result's size depends on the data), each logged as `fallback:
+<name> not lowered`."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +38,49 @@ def argsort(x: object, /, axis: int | None = -1, kind: str | None = None, *,
     return sorting.argsort(t, axis, sorting.sort_kind(kind, stable), descending)
 
 
+def partition(a: object, kth: object, axis: int | None = -1, kind: str = "introselect",
+              order: object = None) -> Tensor:
+    """NumPy's partition: the elements at `kth` are where a sort puts them,
+    smaller ones before, larger after. The order within each side is left
+    open, and a full sort is one such order: NumPy's default sort, rows
+    over threads (lazy/sorting.py), faster here than NumPy's introselect."""
+    t, axis = _selected(a, kth, axis, kind, order)
+    if t is None:
+        return numpy_fallback("partition", np.partition, (a, kth), {"axis": axis, "order": order})
+    return sorting.sort(t, axis, "any")
+
+
+def argpartition(a: object, kth: object, axis: int | None = -1, kind: str = "introselect",
+                 order: object = None) -> Tensor:
+    """Indices that partition `a` (see `partition`): a stable argsort's."""
+    t, axis = _selected(a, kth, axis, kind, order)
+    if t is None:
+        return numpy_fallback("argpartition", np.argpartition, (a, kth),
+                              {"axis": axis, "order": order})
+    return sorting.argsort(t, axis, "stable")
+
+
+def _selected(a: object, kth: object, axis: int | None, kind: str, order: object
+              ) -> tuple[Tensor | None, int | None]:
+    """(the tensor, its axis) after NumPy's checks of `kth` and `kind`, raised
+    at the call; (None, axis) for `order`, which NumPy's own call refuses."""
+    if order is not None:
+        return None, axis
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    t, axis = _flat_if_none(tensor(a), axis)
+    axis = numpy_axis(axis, t.ndim)
+    ks = np.asarray(kth)
+    if ks.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    n = t.shape[axis]
+    for k in ks.reshape(-1).tolist():
+        k = k + n if k < 0 else k
+        if not 0 <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+    return t, axis
+
+
 def unique_all(x: object, /):
     """(values, indices, inverse_indices, counts), as NumPy's namedtuple."""
     return numpy_fallback("unique_all", np.unique_all, (tensor(x),), {})
@@ -64,5 +108,5 @@ def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
                            "equal_nan": equal_nan})
 
 
-__all__ = ["argsort", "sort", "unique", "unique_all", "unique_counts", "unique_inverse",
+__all__ = ["argpartition", "argsort", "partition", "sort", "unique", "unique_all", "unique_counts", "unique_inverse",
            "unique_values"]
