@@ -108,5 +108,5 @@ def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
                            "equal_nan": equal_nan})
 
 
-__all__ = ["argpartition", "argsort", "partition", "sort", "unique", "unique_all", "unique_counts", "unique_inverse",
-           "unique_values"]
+__all__ = ["argpartition", "argsort", "partition", "sort", "unique", "unique_all",
+           "unique_counts", "unique_inverse", "unique_values"]
