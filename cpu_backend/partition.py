@@ -13,7 +13,7 @@ A first launch counts, per chunk, the elements at or above each splitter
 (a vectorized pass per splitter); a second writes each element to its
 bucket's next free place, chunk by chunk in order. So each bucket keeps the
 elements in their original order, and a stable sort of each bucket is a
-stable sort of the whole. The order is NumPy's (search.py's `_less`): NaNs
+stable sort of the whole. The order is NumPy's (extern_abi.py's `less`): NaNs
 above everything, so in the last bucket, and equal elements (-0.0 and
 +0.0 too) in one bucket.
 """
@@ -22,13 +22,11 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from .dispatch import for_range, launch_record
+from .dispatch import for_range
+from .extern_abi import I64, TYPES, Frame, chunk_table, launch, less
 from .jit import JIT
 from .launch import CHUNKS_PER_THREAD, Launcher, _chunks
-from .search import _TYPES, _less
-from .threadpool import CTL_LEN
 
-_I64 = ir.IntType(64)
 COUNT, SCATTER = 0, 1  # the function's two modes (args[0])
 MAX_BUCKETS = 64       # the scatter's array of places
 
@@ -40,29 +38,21 @@ def partition_ir(dtype: str, triple: str, data_layout: str) -> str:
     is chunk number ctl[3]. COUNT writes table[c * S + s] = how many of the
     chunk's elements are at or above splitter s; SCATTER reads table[c *
     (S + 1) + b] as where the chunk's elements of bucket b start in out."""
-    t = _TYPES[dtype]
-    mod = ir.Module(function_name(dtype))
-    mod.triple, mod.data_layout = triple, data_layout
-    i8p = ir.IntType(8).as_pointer()
-    p64 = _I64.as_pointer()
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [p64, i8p, p64, i8p]),
-                     function_name(dtype))
-    args, ptrs, ctl, _ = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    mode, n_split = (b.load(b.gep(args, [ir.Constant(_I64, k)])) for k in (0, 1))
-    lo, hi, chunk = (b.load(b.gep(ctl, [ir.Constant(_I64, k)])) for k in (1, 2, 3))
-    table_t = b.bitcast(ptrs, t.as_pointer().as_pointer())
-    x, splitters, out = (b.load(b.gep(table_t, [ir.Constant(_I64, k)])) for k in (0, 1, 2))
-    table = b.load(b.gep(b.bitcast(ptrs, p64.as_pointer()), [ir.Constant(_I64, 3)]))
-    zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
-    at_or_above = b.alloca(_I64, name="count")
-    place = b.alloca(_I64, MAX_BUCKETS, name="place")  # each bucket's next free place
+    t = TYPES[dtype]
+    frame = Frame(function_name(dtype), triple, data_layout)
+    fn, b = frame.function, frame.b
+    mode, n_split = frame.fields(frame.args, (0, 1))
+    lo, hi, chunk = frame.fields(frame.ctl, (1, 2, 3))
+    x, splitters, out, table = frame.pointers(t, t, t, I64)
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    at_or_above = b.alloca(I64, name="count")
+    place = b.alloca(I64, MAX_BUCKETS, name="place")  # each bucket's next free place
     counting, scattering, end = (fn.append_basic_block(n) for n in ("count", "scatter", "end"))
-    b.cbranch(b.icmp_signed("==", mode, ir.Constant(_I64, COUNT)), counting, scattering)
+    b.cbranch(b.icmp_signed("==", mode, ir.Constant(I64, COUNT)), counting, scattering)
 
     def above(v: ir.Value, s: ir.Value) -> ir.Value:
         """1 if v is at or above splitter s (NumPy's order), else 0."""
-        return b.zext(b.not_(_less(b, dtype, v, b.load(b.gep(splitters, [s])))), _I64)
+        return b.zext(b.not_(less(b, dtype, v, b.load(b.gep(splitters, [s])))), I64)
 
     b.position_at_end(counting)
 
@@ -93,8 +83,7 @@ def partition_ir(dtype: str, triple: str, data_layout: str) -> str:
     for_range(b, lo, hi, scatter)
     b.branch(end)
     b.position_at_end(end)
-    b.ret_void()
-    return str(mod)
+    return frame.finish()
 
 
 def function_name(dtype: str) -> str:
@@ -113,23 +102,15 @@ def partition(jit: JIT, launcher: Launcher, x: np.ndarray, splitters: np.ndarray
                                    lambda triple, layout: partition_ir(dtype, triple, layout))
     ranges = _chunks(len(x), launcher.threads * CHUNKS_PER_THREAD)
     n_split = len(splitters)
-    ctl = np.zeros((len(ranges), CTL_LEN), np.int64)
-    ctl[:, 1:3] = ranges
-    ctl[:, 3] = np.arange(len(ranges))
+    ctl = chunk_table([(lo, hi, c) for c, (lo, hi) in enumerate(ranges)])
     at_or_above = np.zeros((len(ranges), n_split), np.int64)
-    _launch(addr, launcher, COUNT, n_split, ctl, (x, splitters, out, at_or_above))
+    launch(launcher, addr, np.array([COUNT, n_split], np.int64), ctl,
+           (x, splitters, out, at_or_above))
     sizes = np.diff(ctl[:, 1:3], axis=1)
     edges = np.concatenate([sizes, at_or_above, np.zeros((len(ranges), 1), np.int64)], axis=1)
     counts = edges[:, :-1] - edges[:, 1:]  # [chunk, bucket]
     starts = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
     places = starts[:-1] + np.cumsum(counts, axis=0) - counts  # chunk c after chunks < c
-    _launch(addr, launcher, SCATTER, n_split, ctl, (x, splitters, out,
-                                                   np.ascontiguousarray(places)))
+    launch(launcher, addr, np.array([SCATTER, n_split], np.int64), ctl,
+           (x, splitters, out, np.ascontiguousarray(places)))
     return [int(s) for s in starts]
-
-
-def _launch(addr: int, launcher: Launcher, mode: int, n_split: int, ctl: np.ndarray,
-            arrays: tuple) -> None:
-    args = np.array([mode, n_split], np.int64)
-    record = launch_record(args.ctypes.data, args.ctypes.data, ctl.ctypes.data, len(ctl), 0, [])
-    launcher.pool.launch(addr, record, arrays)

@@ -33,16 +33,13 @@ from llvmlite import ir
 
 from scheduler.backend import CompileInfo
 
-from .dispatch import for_range, launch_record
+from .dispatch import for_range
+from .extern_abi import I64, TYPES, Frame, chunk_table, launch
 from .jit import JIT
 from .launch import ALIGN, CHUNKS_PER_THREAD, SMALL, Launcher, _chunks
-from .threadpool import CTL_LEN, MAX_CHUNKS
+from .threadpool import MAX_CHUNKS
 
 LANE_BLOCK = 64  # lanes of a transposed scan per chunk: 64 rows of out, 64 lines of cache
-
-_I64 = ir.IntType(64)
-_TYPES = {"bool": ir.IntType(8), "int32": ir.IntType(32), "int64": _I64,
-          "float32": ir.FloatType(), "float64": ir.DoubleType()}
 
 
 def _combine(b: ir.IRBuilder, op: str, dtype: str, acc: ir.Value, x: ir.Value) -> ir.Value:
@@ -61,20 +58,13 @@ def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
     elements, ptrs (x, out); a chunk (ctl) scans outer rows [ctl[1],
     ctl[2]) and inner lanes [ctl[3], ctl[4]). With inner == 1 out's rows
     must be contiguous (out stride 1 along the scan)."""
-    t = _TYPES[dtype]
-    mod = ir.Module(f"lazy_scan_{op}_{dtype}")
-    mod.triple, mod.data_layout = triple, data_layout
-    i8p = ir.IntType(8).as_pointer()
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [_I64.as_pointer(), i8p, _I64.as_pointer(),
-                                                          i8p]), function_name(op, dtype))
-    args, ptrs, ctl, _ = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    _, length, inner, xs0, xs1, xs2, os0, os1, os2 = (
-        b.load(b.gep(args, [ir.Constant(_I64, k)])) for k in range(9))
-    o0, o1, j0, j1 = (b.load(b.gep(ctl, [ir.Constant(_I64, k)])) for k in (1, 2, 3, 4))
-    table = b.bitcast(ptrs, t.as_pointer().as_pointer())
-    x, out = (b.load(b.gep(table, [ir.Constant(_I64, k)])) for k in (0, 1))
-    one = ir.Constant(_I64, 1)
+    t = TYPES[dtype]
+    frame = Frame(function_name(op, dtype), triple, data_layout)
+    fn, b = frame.function, frame.b
+    _, length, inner, xs0, xs1, xs2, os0, os1, os2 = frame.fields(frame.args, range(9))
+    o0, o1, j0, j1 = frame.fields(frame.ctl, (1, 2, 3, 4))
+    x, out = frame.pointers(t, t)
+    one = ir.Constant(I64, 1)
     chain, lanes, end = (fn.append_basic_block(n) for n in ("chain", "lanes", "end"))
     b.cbranch(b.icmp_signed("==", inner, one), chain, lanes)
 
@@ -89,7 +79,7 @@ def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
         head, body, done = (fn.append_basic_block(f"l.{n}") for n in ("head", "body", "done"))
         b.branch(head)
         b.position_at_end(head)
-        i, acc = b.phi(_I64, "l"), b.phi(t, "acc")
+        i, acc = b.phi(I64, "l"), b.phi(t, "acc")
         i.add_incoming(one, pre)
         acc.add_incoming(first, pre)
         b.cbranch(b.icmp_signed("<", i, length), body, done)
@@ -124,8 +114,7 @@ def scan_ir(op: str, dtype: str, triple: str, data_layout: str) -> str:
     for_range(b, o0, o1, lane_rows)
     b.branch(end)
     b.position_at_end(end)
-    b.ret_void()
-    return str(mod)
+    return frame.finish()
 
 
 def function_name(op: str, dtype: str) -> str:
@@ -193,9 +182,5 @@ def run_scan(jit: JIT, launcher: Launcher, op: str, x: np.ndarray, axis: int, ou
         else:
             ranges = _split(n_out, n_in, launcher.threads if x.size >= SMALL else 1)
         args = np.array([n_out, length, n_in, *xs, *os_], np.int64)
-        table = np.zeros((len(ranges), CTL_LEN), np.int64)
-        table[:, 1:5] = ranges
-        record = launch_record(args.ctypes.data, args.ctypes.data, table.ctypes.data,
-                               len(ranges), 0, [])
-        launcher.pool.launch(addr, record, (x, out))
+        launch(launcher, addr, args, chunk_table(ranges), (x, out))
     return (time.perf_counter() - t0) * 1e3, info

@@ -27,53 +27,34 @@ from llvmlite import ir
 
 from scheduler.backend import CompileInfo
 
-from .dispatch import for_range, launch_record
+from .dispatch import for_range
+from .extern_abi import I64, TYPES, Frame, chunk_table, launch, less
 from .jit import JIT
 from .launch import CHUNKS_PER_THREAD, SMALL, Launcher, _chunks
-from .threadpool import CTL_LEN
 
 GROUP = 32  # keys searched in lockstep: their cache misses overlap (1M keys into 10M
 # float32: 8 -> 102 ms, 16 -> 58, 32 -> 30, 64 -> 27 but compiling in 305 ms, not 120)
-
-_I64 = ir.IntType(64)
-_TYPES = {"bool": ir.IntType(8), "int32": ir.IntType(32), "int64": _I64,
-          "float32": ir.FloatType(), "float64": ir.DoubleType()}
-
-
-def _less(b: ir.IRBuilder, dtype: str, x: ir.Value, y: ir.Value) -> ir.Value:
-    """x < y in NumPy's sort order: a NaN is above everything, NaNs tie."""
-    if dtype.startswith("float"):
-        lt = b.fcmp_ordered("<", x, y)
-        return b.or_(lt, b.and_(b.fcmp_unordered("uno", y, y), b.fcmp_ordered("ord", x, x)))
-    return b.icmp_unsigned("<", x, y) if dtype == "bool" else b.icmp_signed("<", x, y)
 
 
 def _goes_left(b: ir.IRBuilder, side: str, dtype: str, item: ir.Value, key: ir.Value) -> ir.Value:
     """Whether the key's position is after `item`."""
     if side == "left":
-        return _less(b, dtype, item, key)
-    return b.not_(_less(b, dtype, key, item))
+        return less(b, dtype, item, key)
+    return b.not_(less(b, dtype, key, item))
 
 
 def search_ir(side: str, dtype: str, triple: str, data_layout: str) -> str:
     """void lazy_searchsorted_<side>_<dtype>(i64* args, T** ptrs, i64* ctl, i8*),
     the kernels' ABI: args (len(a), a's stride in elements), ptrs (a, keys,
     out), keys and out contiguous; a chunk searches keys [ctl[1], ctl[2])."""
-    t = _TYPES[dtype]
-    mod = ir.Module(function_name(side, dtype))
-    mod.triple, mod.data_layout = triple, data_layout
-    i8p = ir.IntType(8).as_pointer()
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [_I64.as_pointer(), i8p, _I64.as_pointer(),
-                                                          i8p]), function_name(side, dtype))
-    args, ptrs, ctl, _ = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    n, stride = (b.load(b.gep(args, [ir.Constant(_I64, k)])) for k in (0, 1))
-    k0, k1 = (b.load(b.gep(ctl, [ir.Constant(_I64, k)])) for k in (1, 2))
-    table = b.bitcast(ptrs, t.as_pointer().as_pointer())
-    a, keys = (b.load(b.gep(table, [ir.Constant(_I64, k)])) for k in (0, 1))
-    out = b.load(b.gep(b.bitcast(ptrs, _I64.as_pointer().as_pointer()), [ir.Constant(_I64, 2)]))
-    zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
-    group = ir.Constant(_I64, GROUP)
+    t = TYPES[dtype]
+    frame = Frame(function_name(side, dtype), triple, data_layout)
+    fn, b = frame.function, frame.b
+    n, stride = frame.fields(frame.args, (0, 1))
+    k0, k1 = frame.fields(frame.ctl, (1, 2))
+    a, keys, out = frame.pointers(t, t, I64)
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    group = ir.Constant(I64, GROUP)
 
     def item(base: ir.Value) -> ir.Value:
         return b.load(b.gep(a, [b.mul(base, stride)]))
@@ -81,13 +62,13 @@ def search_ir(side: str, dtype: str, triple: str, data_layout: str) -> str:
     def search(first: ir.Value, count: int) -> None:
         """out[first + j] for the `count` keys from `first`, in lockstep."""
         found = fn.append_basic_block("found")
-        key = [b.load(b.gep(keys, [b.add(first, ir.Constant(_I64, j))])) for j in range(count)]
+        key = [b.load(b.gep(keys, [b.add(first, ir.Constant(I64, j))])) for j in range(count)]
         pre = b.block
         head, body = fn.append_basic_block("halve"), fn.append_basic_block("halve.body")
         b.branch(head)
         b.position_at_end(head)
-        size = b.phi(_I64, "n")
-        bases = [b.phi(_I64, f"base{j}") for j in range(count)]
+        size = b.phi(I64, "n")
+        bases = [b.phi(I64, f"base{j}") for j in range(count)]
         size.add_incoming(n, pre)
         for p in bases:
             p.add_incoming(zero, pre)
@@ -102,16 +83,15 @@ def search_ir(side: str, dtype: str, triple: str, data_layout: str) -> str:
         b.position_at_end(found)
         empty = b.icmp_signed("==", n, zero)
         for j, (p, k) in enumerate(zip(bases, key)):
-            after = b.zext(_goes_left(b, side, dtype, item(p), k), _I64)
+            after = b.zext(_goes_left(b, side, dtype, item(p), k), I64)
             b.store(b.select(empty, zero, b.add(p, after)),
-                    b.gep(out, [b.add(first, ir.Constant(_I64, j))]))
+                    b.gep(out, [b.add(first, ir.Constant(I64, j))]))
 
     full = b.sub(k1, b.srem(b.sub(k1, k0), group))
     groups = b.sdiv(b.sub(full, k0), group)
     for_range(b, zero, groups, lambda g: search(b.add(k0, b.mul(g, group)), GROUP))
     for_range(b, full, k1, lambda k: search(k, 1))
-    b.ret_void()
-    return str(mod)
+    return frame.finish()
 
 
 def function_name(side: str, dtype: str) -> str:
@@ -132,9 +112,5 @@ def run_search(jit: JIT, launcher: Launcher, a: np.ndarray, v: np.ndarray, side:
         threads = launcher.threads if keys.size * max(a.size, 2).bit_length() >= SMALL else 1
         ranges = _chunks(keys.size, threads * CHUNKS_PER_THREAD, GROUP)
         args = np.array([a.size, a.strides[0] // a.itemsize if a.size else 0], np.int64)
-        table = np.zeros((len(ranges), CTL_LEN), np.int64)
-        table[:, 1:3] = ranges
-        record = launch_record(args.ctypes.data, args.ctypes.data, table.ctypes.data,
-                               len(ranges), 0, [])
-        launcher.pool.launch(addr, record, (a, keys, out))
+        launch(launcher, addr, args, chunk_table(ranges), (a, keys, out))
     return (time.perf_counter() - t0) * 1e3, info
