@@ -1,5 +1,6 @@
-"""Sorting and searching on host arrays: the CPU side of the `sort`,
-`argsort` and `searchsorted` extern kernels (scheduler/ops.py, SORTS).
+"""Sorting on host arrays: the CPU side of the `sort` and `argsort` extern
+kernels (scheduler/ops.py, SORTS), and of `searchsorted` where LLVM is
+unavailable (cpu_backend/search.py runs it otherwise).
 
 The kernel IR has no sort, so these run NumPy's own functions (its AVX-512
 sorts where NumPy has them) on the operands' memory, as matmul runs on
@@ -7,7 +8,8 @@ BLAS. What they gain over a fallback: nothing syncs at the call, the
 kernels before and after them fuse as usual, and since NumPy lets go of
 the GIL while it sorts, independent rows (and independent search keys) are
 split over threads. Each thread sorts whole rows, so the result is NumPy's
-on any thread count; a 1-D sort runs on one thread.
+on any thread count. A long 1-D sort is cut by value into a bucket per
+thread first (`_sort_buckets`, a sample sort).
 """
 from __future__ import annotations
 
@@ -49,9 +51,9 @@ def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: i
 
 def _sort_buckets(x: np.ndarray, out: np.ndarray, kind: str, threads: int,
                   partition: Partition) -> int:
-    """A 1-D stable sort on every thread (a sample sort): x is split by value
-    into a bucket per thread, each bucket keeping x's order, and each thread
-    sorts one bucket stably (as `_sort` sorts a row) into its place in out.
+    """A 1-D sort on every thread (a sample sort): x is split by value into a
+    bucket per thread, each bucket keeping x's order, and each thread sorts
+    one bucket (as `_sort` sorts a row, stably for "stable") into its place.
     The splitters are quantiles of an evenly spaced sample of x; equal
     elements share a bucket, so data with few distinct values may leave a
     thread little to do, but the result does not depend on the split.
