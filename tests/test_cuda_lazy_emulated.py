@@ -483,6 +483,21 @@ def test_sort_argsort_and_searchsorted_run_on_cupy_between_cuda_kernels(cuda):
     assert set(backends_of()) == {"cupy", "cuda", "copy"}
 
 
+def test_median_quantile_and_partition_run_on_the_device(cuda):
+    """The order statistics are the sort (CuPy's) and CUDA kernels around it."""
+    a = sample((5, 8), "float32", np.random.default_rng(3))
+    a[1, 2] = np.nan
+    x = on_cuda(a)
+    lazy.log.clear()
+    m, q = lnp.median(x, axis=1), lnp.quantile(x, [0.25, 0.9], axis=0)
+    p = lnp.partition(x, 3, axis=1)
+    assert len(lazy.log) == 0
+    check_all([(m, np.median(a, axis=1)), (q, np.quantile(a, [0.25, 0.9], axis=0))])
+    np.testing.assert_array_equal(host(p)[:, 3], np.partition(a, 3, axis=1)[:, 3])
+    assert {r.kernel.split("_")[0] for r in records("cupy")} == {"sort"}
+    assert set(backends_of()) == {"cupy", "cuda", "copy"}
+
+
 def test_searchsorted_across_devices_raises_at_the_call(cuda):
     with pytest.raises(ValueError, match="expected all tensors on the same device, but found "
                                          "cuda and cpu"):
