@@ -13,6 +13,7 @@ thread first (`_sort_buckets`, a sample sort).
 """
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import lru_cache
 from typing import Any, Callable
@@ -156,7 +157,7 @@ def _split(work: Callable[[Any], None], shape: tuple[int, ...], keep: int | None
 
 def _run_parts(work: Callable[[Any], None], parts: list, threads: int) -> None:
     """work(part) for every part, the calling thread taking the first."""
-    pending = [_executor(threads - 1).submit(work, p) for p in parts[1:]]
+    pending = [_executor(threads - 1, os.getpid()).submit(work, p) for p in parts[1:]]
     try:
         work(parts[0])
     finally:
@@ -166,6 +167,8 @@ def _run_parts(work: Callable[[Any], None], parts: list, threads: int) -> None:
 
 
 @lru_cache(maxsize=None)
-def _executor(workers: int) -> ThreadPoolExecutor:
-    """Threads kept for the sorts (NumPy's code runs on them without the GIL)."""
+def _executor(workers: int, pid: int) -> ThreadPoolExecutor:
+    """Threads kept for the sorts (NumPy's code runs on them without the GIL).
+    Per process: a forked child has the parent's executor but none of its
+    threads, so work handed to it would wait forever."""
     return ThreadPoolExecutor(workers, thread_name_prefix="lazyrt-sort")

@@ -172,6 +172,22 @@ def test_a_row_of_nans_has_no_splitters_and_sorts_on_one_thread(tmp_path):
     np.testing.assert_array_equal(bitwise(out), bitwise(x))
 
 
+def _child_sort(a: np.ndarray) -> np.ndarray:
+    return lnp.sort(lazy.asarray(a), axis=1).numpy()
+
+
+def test_a_forked_child_sorts_on_threads_of_its_own(monkeypatch):
+    """A child forked after the parent's sorts started their threads has
+    the executor but not its threads: it must make its own, not wait."""
+    import multiprocessing as mp
+    monkeypatch.setattr(backends, "_sort_threads", lambda: 2)  # on any core count
+    a = np.random.default_rng(2).standard_normal((400, 400))
+    np.testing.assert_array_equal(_child_sort(a), np.sort(a, axis=1))  # the parent's threads
+    with mp.get_context("fork").Pool(1) as p:
+        got = p.apply_async(_child_sort, (a,)).get(timeout=60)
+    np.testing.assert_array_equal(got, np.sort(a, axis=1))
+
+
 def test_small_work_stays_on_the_calling_thread():
     a = np.arange(sorting.MIN_SPLIT - 1, 0, -1).reshape(-1, 1)
     out = np.empty_like(a)
