@@ -99,8 +99,9 @@ def test_other_methods_and_empty_input_are_numpy_fallbacks(fallback_log):
     x = lazy.asarray(a)
     same_values(lnp.quantile(x, 0.3, method="lower"), np.quantile(a, 0.3, method="lower"))
     same_values(lnp.percentile(x, 40, method="nearest"), np.percentile(a, 40, method="nearest"))
+    same_values(lnp.quantile(x, []), np.quantile(a, []))  # no places: NumPy's empty result
     with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
         assert np.isnan(lnp.median(lazy.asarray(np.zeros(0))).item())
     reasons = [r.reason for r in lazy.log if r.backend == "numpy" and r.reason.startswith("fall")]
     assert reasons == ["fallback: quantile not lowered", "fallback: percentile not lowered",
-                       "fallback: median not lowered"]
+                       "fallback: quantile not lowered", "fallback: median not lowered"]

@@ -97,16 +97,18 @@ def _quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a
         return numpy_fallback(name, getattr(np, name), (t, q), dict(
             axis=axis, out=out, method=method, keepdims=keepdims, weights=weights, **extra))
     qs = fraction(q)
-    if not (qs.size == 0 or (qs.min() >= 0 and qs.max() <= 1)):
+    if not (qs.min() >= 0 and qs.max() <= 1):
         raise ValueError(error)
     return _quantiles(t, qs, type(q) in (int, float), axis, out, keepdims)
 
 
 def _fallback(t: Tensor, q: object, method: str, weights: object, interpolation: object) -> bool:
     """What stays NumPy's: other methods, weights, a q that is a tensor (its
-    values pick the places), 0-d or empty input, and bools (NumPy raises)."""
+    values pick the places) or empty, 0-d or empty input, and bools (NumPy
+    raises)."""
     return (method != "linear" or weights is not None or interpolation is not None
-            or isinstance(q, Tensor) or t.ndim == 0 or t.size == 0 or t.dtype.is_bool)
+            or isinstance(q, Tensor) or np.size(q) == 0 or t.ndim == 0 or t.size == 0
+            or t.dtype.is_bool)
 
 
 def _quantiles(t: Tensor, qs: np.ndarray, weak: bool, axis: object, out: object,
