@@ -8,7 +8,8 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   rows        sort(A, axis=1)           4096 rows, split across threads
   columns     sort(A, axis=0)           rows that lie across memory
   argsort     argsort(A, axis=1)        stable, as the array API's default
-  flat        sort(x)                   one row: one thread
+  flat        sort(x)                   one row: buckets by value, one per thread
+  argsort1d   argsort(x)                stable; int64 keys, buckets by value
   search      searchsorted(sort(x), k)  1M keys, split across threads
   top8        sort(exp(A) * 0.5, axis=1)[:, -8:].sum(1)  between two fused kernels
   median      median(A, axis=1)         NumPy partitions each row; torch: quantile(0.5)
@@ -52,6 +53,7 @@ def cases() -> dict:
         "argsort": (lambda: lnp.argsort(a, axis=1),
                     lambda: np.argsort(an, axis=1, kind="stable")),
         "flat": (lambda: lnp.sort(x), lambda: np.sort(xn)),
+        "argsort1d": (lambda: lnp.argsort(x), lambda: np.argsort(xn, kind="stable")),
         "search": (lambda: lnp.searchsorted(s, k), lambda: np.searchsorted(sn, kn)),
         "top8": (lambda: lnp.sort(lnp.exp(a) * 0.5, axis=1)[:, -8:].sum(axis=1),
                  lambda: np.sort(np.exp(an) * 0.5, axis=1)[:, -8:].sum(axis=1)),
@@ -69,6 +71,7 @@ def cases() -> dict:
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
+             "argsort1d": lambda: torch.argsort(xt, stable=True),
              "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1),
              "median": lambda: torch.quantile(at, 0.5, dim=1),
              "partition": lambda: torch.kthvalue(at, 2049, dim=1).values,

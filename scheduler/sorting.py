@@ -37,15 +37,19 @@ def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: i
         partition: Partition | None = None) -> int:
     """out[...] = op(*inputs), `arg` being the node's (scheduler/ops.py, SORTS);
     returns the number of threads that ran it. With `partition`, a large 1-D
-    stable sort runs on every thread too (`_sort_buckets`)."""
+    sort, and a 1-D stable argsort of 32-bit data, run on every thread too
+    (`_sort_buckets`, `_keyed_argsort_1d`)."""
     if op == "searchsorted":
         a, v = inputs
         return _split(lambda part: _search(a, v[part], out[part], arg), v.shape, None, threads)
     (x,) = inputs
     axis, kind = arg
-    if op == "sort" and partition is not None and x.ndim == 1 and kind in ("stable", "any") \
-            and threads > 1 and x.size >= MIN_SPLIT:
-        return _sort_buckets(x, out, kind, threads, partition)
+    if partition is not None and x.ndim == 1 and threads > 1 and x.size >= MIN_SPLIT:
+        if op == "sort" and kind in ("stable", "any"):
+            return _sort_buckets(x, out, kind, threads, partition)
+        if op == "argsort" and kind == "stable" and x.dtype.itemsize <= 4 \
+                and x.size < 2 ** 31:
+            return _keyed_argsort_1d(x, out, threads, partition)
     work = _sort if op == "sort" else _argsort
     return _split(lambda part: work(x[part], out[part], axis, kind), x.shape, axis, threads)
 
@@ -108,17 +112,39 @@ def _argsort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
 
 
 def _keyed_argsort(x: np.ndarray, out: np.ndarray, axis: int) -> None:
-    """A stable argsort of 32-bit data as one sort of int64 keys: the value's
-    key in the high half, its index in the low half, so equal values order by
-    index. NumPy's default int64 sort (AVX-512 where NumPy has it) then does
-    the work of its stable argsort (a merge sort), 4.6x faster here. A float's
-    key is its bits made monotonic (a negative's magnitude bits flipped), with
-    -0.0 turned into +0.0 and every NaN into one NaN, as NumPy's order ties them."""
+    """A stable argsort of 32-bit data as one sort of int64 keys (`_keys`):
+    NumPy's default int64 sort (AVX-512 where NumPy has it) then does the
+    work of its stable argsort (a merge sort), 4.6x faster here."""
     rows = np.moveaxis(x, axis, -1)
     keys = np.empty(rows.shape, np.int64)
+    _keys(rows, keys, 0)
+    keys.sort(axis=-1)
+    np.copyto(np.moveaxis(out, axis, -1), _low(keys))
+
+
+def _keyed_argsort_1d(x: np.ndarray, out: np.ndarray, threads: int,
+                      partition: Partition) -> int:
+    """`_keyed_argsort` of one long row on every thread: the keys built and
+    read back in parts, and sorted as a sample sort (`_sort_buckets`)."""
+    keys = np.empty(len(x), np.int64)
+    bounds = [len(x) * i // threads for i in range(threads + 1)]
+    parts = [(slice(lo, hi),) for lo, hi in zip(bounds, bounds[1:])]
+    _run_parts(lambda part: _keys(x[part], keys[part], part[0].start), parts, threads)
+    _sort_buckets(keys, keys, "any", threads, partition)
+    low = _low(keys)
+    _run_parts(lambda part: np.copyto(out[part], low[part]), parts, threads)
+    return threads
+
+
+def _keys(rows: np.ndarray, keys: np.ndarray, first: int) -> None:
+    """int64 keys of 32-bit rows: the value's key in the high half, its index
+    along the row (from `first`) in the low half, so equal values order by
+    index. A float's key is its bits made monotonic (a negative's magnitude
+    bits flipped), with -0.0 turned into +0.0 and every NaN into one NaN, as
+    NumPy's order ties them."""
     halves = keys.view(np.int32).reshape(*keys.shape, 2)  # little-endian: (low, high)
     low, high = halves[..., 0], halves[..., 1]
-    if x.dtype.kind == "f":
+    if rows.dtype.kind == "f":
         np.add(rows, np.float32(0), out=high.view(np.float32))  # -0.0 + 0.0 is +0.0
         np.right_shift(high, 31, out=low)  # low as scratch: all ones for a negative
         np.bitwise_and(low, 0x7FFFFFFF, out=low)
@@ -128,9 +154,12 @@ def _keyed_argsort(x: np.ndarray, out: np.ndarray, axis: int) -> None:
             high[nan] = 0x7FC00000  # above +inf's key
     else:
         np.copyto(high, rows, casting="unsafe")
-    low[...] = np.arange(rows.shape[-1], dtype=np.int32)
-    keys.sort(axis=-1)
-    np.copyto(np.moveaxis(out, axis, -1), low)
+    low[...] = np.arange(first, first + rows.shape[-1], dtype=np.int32)
+
+
+def _low(keys: np.ndarray) -> np.ndarray:
+    """The index halves of int64 keys."""
+    return keys.view(np.int32).reshape(*keys.shape, 2)[..., 0]
 
 
 def _search(a: np.ndarray, v: np.ndarray, out: np.ndarray, side: str) -> None:

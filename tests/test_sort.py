@@ -141,6 +141,9 @@ def test_one_row_is_split_by_value_over_threads(tmp_path, threads, dtype):
     parts = sorting.run("sort", [x], out, (0, "stable"), threads, be.partition)
     np.testing.assert_array_equal(bitwise(out), bitwise(np.sort(x, kind="stable")))
     assert parts == (2 if dtype == "bool" else threads)  # equal elements share a bucket
+    idx = np.empty(x.shape, np.int64)  # 32-bit data: int64 keys, built and sorted in parts
+    sorting.run("argsort", [x], idx, (0, "stable"), threads, be.partition)
+    np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
 
 
 def test_buckets_keep_the_data_in_order(tmp_path):
