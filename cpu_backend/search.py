@@ -46,7 +46,8 @@ def _goes_left(b: ir.IRBuilder, side: str, dtype: str, item: ir.Value, key: ir.V
 def search_ir(side: str, dtype: str, triple: str, data_layout: str) -> str:
     """void lazy_searchsorted_<side>_<dtype>(i64* args, T** ptrs, i64* ctl, i8*),
     the kernels' ABI: args (len(a), a's stride in elements), ptrs (a, keys,
-    out), keys and out contiguous; a chunk searches keys [ctl[1], ctl[2])."""
+    out), keys and out contiguous, a not empty; a chunk searches keys
+    [ctl[1], ctl[2])."""
     t = TYPES[dtype]
     frame = Frame(function_name(side, dtype), triple, data_layout)
     fn, b = frame.function, frame.b
@@ -81,11 +82,9 @@ def search_ir(side: str, dtype: str, triple: str, data_layout: str) -> str:
         size.add_incoming(b.sub(size, half), body)
         b.branch(head)
         b.position_at_end(found)
-        empty = b.icmp_signed("==", n, zero)
         for j, (p, k) in enumerate(zip(bases, key)):
             after = b.zext(_goes_left(b, side, dtype, item(p), k), I64)
-            b.store(b.select(empty, zero, b.add(p, after)),
-                    b.gep(out, [b.add(first, ir.Constant(I64, j))]))
+            b.store(b.add(p, after), b.gep(out, [b.add(first, ir.Constant(I64, j))]))
 
     full = b.sub(k1, b.srem(b.sub(k1, k0), group))
     groups = b.sdiv(b.sub(full, k0), group)
@@ -107,10 +106,12 @@ def run_search(jit: JIT, launcher: Launcher, a: np.ndarray, v: np.ndarray, side:
     addr, info = jit.compile_function(f"searchsorted {side} {dtype}", function_name(side, dtype),
                                       lambda triple, layout: search_ir(side, dtype, triple, layout))
     t0 = time.perf_counter()
-    if v.size:
+    if not a.size:  # every key goes first; nothing to read
+        out[...] = 0
+    elif v.size:
         keys = np.ascontiguousarray(v).reshape(-1)
         threads = launcher.threads if keys.size * max(a.size, 2).bit_length() >= SMALL else 1
         ranges = _chunks(keys.size, threads * CHUNKS_PER_THREAD, GROUP)
-        args = np.array([a.size, a.strides[0] // a.itemsize if a.size else 0], np.int64)
+        args = np.array([a.size, a.strides[0] // a.itemsize], np.int64)
         launch(launcher, addr, args, chunk_table(ranges), (a, keys, out))
     return (time.perf_counter() - t0) * 1e3, info
