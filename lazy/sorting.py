@@ -53,6 +53,21 @@ def argsort(t: Tensor, axis: int = -1, kind: str = "stable", descending: bool = 
     return _sorted("argsort", t, axis, kind, descending)
 
 
+def argsort_method(t: Tensor, axis: int | None = -1, kind: str | None = None,
+                   order: object = None, *, dim: int | None = None, descending: bool = False,
+                   stable: bool | None = None) -> Tensor:
+    """`Tensor.argsort`: NumPy's ndarray method (axis None flattens) and
+    PyTorch's (`dim`, `descending`; its unstable default may give a stable
+    order, as here)."""
+    from .numpy import argsort as numpy_argsort  # imported late: lazy.numpy imports this
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    if dim is not None:
+        axis = dim
+    return numpy_argsort(t, axis=axis, kind=kind, descending=descending,
+                         stable=True if stable is None else stable)
+
+
 def _sorted(op: str, t: Tensor, axis: int, kind: str, descending: bool) -> Tensor:
     if t.ndim == 0:  # one element, as PyTorch and NumPy's argsort treat it
         return _sorted(op, t.reshape(1), 0, kind, descending).reshape(())

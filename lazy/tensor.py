@@ -605,7 +605,12 @@ class Tensor(ArrayProtocols):
         """Every element set to `value`, in place; returns None (NumPy's)."""
         self[...] = value
 
-    put, argsort = _numpy_method("put"), _numpy_method("argsort")
+    put = _numpy_method("put")
+
+    def argsort(self, *args, **kwargs) -> Tensor:
+        """NumPy's `a.argsort(axis, kind)` and PyTorch's `x.argsort(dim, descending)`."""
+        from .sorting import argsort_method  # imported late: sorting.py imports this module
+        return argsort_method(self, *args, **kwargs)
     cumsum, cumprod = _scan_method("cumsum"), _scan_method("cumprod")
     swapaxes, dot, trace = _numpy_method("swapaxes"), _numpy_method("dot"), _numpy_method("trace")
     round, conj = _numpy_method("round"), _numpy_method("conj")

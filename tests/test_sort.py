@@ -387,6 +387,20 @@ def test_numpys_own_functions_on_tensors_are_deferred(fresh_log):
     same(got, want)
 
 
+def test_the_argsort_method_takes_numpys_and_pytorchs_arguments():
+    a = np.array([[3.0, 1, 2, 1], [0, 5, 4, 5]])
+    x, t = lazy.asarray(a), torch.from_numpy(a)
+    same(x.argsort(), a.argsort(kind="stable"))
+    same(x.argsort(0, "heapsort"), a.argsort(0, "heapsort"))
+    same(x.argsort(axis=None), a.argsort(axis=None, kind="stable"))
+    np.testing.assert_array_equal(x.argsort(dim=1, descending=True).numpy(),
+                                  t.argsort(dim=1, descending=True, stable=True).numpy())
+    np.testing.assert_array_equal(x.argsort(dim=0, stable=True).numpy(),
+                                  t.argsort(dim=0, stable=True).numpy())
+    with pytest.raises(ValueError, match="Cannot specify order when the array has no fields"):
+        x.argsort(order="f")
+
+
 def test_torch_forms_match_torch():
     """lazy.sort returns (values, indices) as torch.sort does; stable or not, both are a
     stable sort's, so they agree with each other bit for bit."""
