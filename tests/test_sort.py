@@ -191,6 +191,20 @@ def test_a_forked_child_sorts_on_threads_of_its_own(monkeypatch):
     np.testing.assert_array_equal(got, np.sort(a, axis=1))
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_ties_are_restored_in_the_rows_that_hold_them_only(axis):
+    """Most rows without a zero or NaN: the restore visits only the others
+    (scheduler/sorting.py, `_restore_ties`), and they still come out stable."""
+    a = np.random.default_rng(6).standard_normal((6, 40)).astype(np.float32) + 5
+    a[2, [3, 9, 17, 30]] = [-0.0, 0.0, 0.0, -0.0]
+    a[4, [1, 8]] = [np.nan, np.array([0xFFC00001], np.uint32).view(np.float32)[0]]
+    a = a if axis == 1 else a.T.copy()
+    out = np.empty_like(a)
+    sorting.run("sort", [a], out, (axis, "stable"), 1)
+    np.testing.assert_array_equal(out.view(np.uint32),
+                                  np.sort(a, axis=axis, kind="stable").view(np.uint32))
+
+
 def test_small_work_stays_on_the_calling_thread():
     a = np.arange(sorting.MIN_SPLIT - 1, 0, -1).reshape(-1, 1)
     out = np.empty_like(a)
