@@ -165,9 +165,10 @@ class CPUBackend:
         into contiguous int64 `out`: (run ms, compile info). search.py says how."""
         return run_search(self.jit, self.launcher, a, v, side, out)
 
-    def partition(self, x: np.ndarray, splitters: np.ndarray, out: np.ndarray) -> list[int]:
+    def partition(self, x: np.ndarray, splitters: np.ndarray, out: np.ndarray
+                  ) -> tuple[list[int], CompileInfo]:
         """x's elements into `out` by bucket between sorted `splitters`, each in
-        x's order; returns the buckets' bounds (partition.py)."""
+        x's order; returns the buckets' bounds and the compile (partition.py)."""
         return partition(self.jit, self.launcher, x, splitters, out)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:

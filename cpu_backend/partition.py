@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
+from scheduler.backend import CompileInfo
+
 from .dispatch import for_range
 from .extern_abi import I64, TYPES, Frame, chunk_table, launch, less
 from .jit import JIT
@@ -91,14 +93,15 @@ def function_name(dtype: str) -> str:
 
 
 def partition(jit: JIT, launcher: Launcher, x: np.ndarray, splitters: np.ndarray,
-              out: np.ndarray) -> list[int]:
+              out: np.ndarray) -> tuple[list[int], CompileInfo]:
     """out = x's elements bucketed by `splitters` (sorted, same dtype, at most
     MAX_BUCKETS - 1), each bucket in x's order; returns the buckets' bounds
-    in out (len(splitters) + 2 of them). x and out: 1-D, contiguous."""
+    in out (len(splitters) + 2 of them) and how the function was found. x
+    and out: 1-D, contiguous."""
     if len(splitters) >= MAX_BUCKETS:
         raise ValueError(f"partition: at most {MAX_BUCKETS - 1} splitters, got {len(splitters)}")
     dtype = x.dtype.name
-    addr, _ = jit.compile_function(f"partition {dtype}", function_name(dtype),
+    addr, info = jit.compile_function(f"partition {dtype}", function_name(dtype),
                                    lambda triple, layout: partition_ir(dtype, triple, layout))
     ranges = _chunks(len(x), launcher.threads * CHUNKS_PER_THREAD)
     n_split = len(splitters)
@@ -113,4 +116,4 @@ def partition(jit: JIT, launcher: Launcher, x: np.ndarray, splitters: np.ndarray
     places = starts[:-1] + np.cumsum(counts, axis=0) - counts  # chunk c after chunks < c
     launch(launcher, addr, np.array([SCATTER, n_split], np.int64), ctl,
            (x, splitters, out, np.ascontiguousarray(places)))
-    return [int(s) for s in starts]
+    return [int(s) for s in starts], info

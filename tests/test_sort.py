@@ -123,6 +123,11 @@ def test_stable_argsort_of_32_bit_data_at_the_extremes(a):
         same(lnp.argsort(lazy.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
 
 
+def _bounds(be):
+    """The backend's partition as sorting.run takes it: the bounds alone."""
+    return lambda x, splitters, out: be.partition(x, splitters, out)[0]
+
+
 @pytest.mark.parametrize("threads", [2, 3, 5])
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_one_row_is_split_by_value_over_threads(tmp_path, threads, dtype):
@@ -138,12 +143,24 @@ def test_one_row_is_split_by_value_over_threads(tmp_path, threads, dtype):
     elif dtype != "bool":  # many values, many ties
         x = rng.integers(-30_000, 30_000, len(x)).astype(dtype)
     out = np.empty_like(x)
-    parts = sorting.run("sort", [x], out, (0, "stable"), threads, be.partition)
+    parts = sorting.run("sort", [x], out, (0, "stable"), threads, _bounds(be))
     np.testing.assert_array_equal(bitwise(out), bitwise(np.sort(x, kind="stable")))
     assert parts == (2 if dtype == "bool" else threads)  # equal elements share a bucket
     idx = np.empty(x.shape, np.int64)  # 32-bit data: int64 keys, built and sorted in parts
-    sorting.run("argsort", [x], idx, (0, "stable"), threads, be.partition)
+    sorting.run("argsort", [x], idx, (0, "stable"), threads, _bounds(be))
     np.testing.assert_array_equal(idx, np.argsort(x, kind="stable"))
+
+
+def test_the_log_shows_the_split_functions_compile(fresh_log):
+    """A long row's sort runs the partition function: the record says how that
+    was found (compiled, from disk, or already loaded), as for any kernel; a
+    sort of rows compiles nothing."""
+    x = np.random.default_rng(3).standard_normal(100_000)
+    same(lnp.sort(lazy.asarray(x)), np.sort(x))
+    same(lnp.sort(lazy.asarray(x.reshape(250, 400)), axis=1), np.sort(x.reshape(250, 400), 1))
+    one_row, rows = [r for r in lazy.log if r.kernel.startswith("sort")]
+    assert one_row.cache.split(" ")[0] in ("miss", "disk", "hit") and one_row.compile_ms >= 0
+    assert (rows.cache, rows.compile_ms) == ("-", 0.0)
 
 
 def test_buckets_keep_the_data_in_order(tmp_path):
@@ -156,7 +173,7 @@ def test_buckets_keep_the_data_in_order(tmp_path):
     x[::2] = np.arange(50_000) % 7 - 3.0
     splitters = np.array([-1.0, 0.0, 2.5])
     out = np.empty_like(x)
-    bounds = be.partition(x, splitters, out)
+    bounds, _ = be.partition(x, splitters, out)
     edges = [-np.inf, *splitters, np.inf]
     for b, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
         inside = (x >= edges[b]) & (x < edges[b + 1]) | (np.isnan(x) & (b == len(splitters)))
@@ -171,7 +188,7 @@ def test_a_row_of_nans_has_no_splitters_and_sorts_on_one_thread(tmp_path):
     x = np.full(100_000, np.nan, np.float32)
     x[::5] = np.array([0xFFC00001], np.uint32).view(np.float32)[0]
     out = np.empty_like(x)
-    assert sorting.run("sort", [x], out, (0, "stable"), 2, be.partition) == 1
+    assert sorting.run("sort", [x], out, (0, "stable"), 2, _bounds(be)) == 1
     np.testing.assert_array_equal(bitwise(out), bitwise(x))
 
 
