@@ -6,6 +6,7 @@ constants are pending nodes that fuse into their readers.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import operator
 
@@ -257,8 +258,9 @@ def meshgrid(*xi: object, copy: bool = True, sparse: bool = False,
              indexing: str = "xy") -> tuple[Tensor, ...] | list[Tensor]:
     """NumPy's coordinate grids: each input flattened onto its own axis
     (the first two swapped for "xy"), broadcast to the full grid unless
-    `sparse`, and copied unless copy=False (then views of the inputs; a
-    list when also sparse, as NumPy's)."""
+    `sparse`, and copied unless copy=False (then views of the inputs). The
+    container is the installed NumPy's: before 2.5, sparse views came back
+    as a list."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ts = [(tensor if copy else shared)(x) for x in xi]
@@ -272,7 +274,14 @@ def meshgrid(*xi: object, copy: bool = True, sparse: bool = False,
         out.append(views.reshape(t, tuple(s)))
     if not sparse:
         out = tuple(broadcast_arrays(*out))
-    return tuple(elementwise.apply("copy", t) for t in out) if copy else out
+    if copy:
+        return tuple(elementwise.apply("copy", t) for t in out)
+    return out if _meshgrid_views_in_a_list() else tuple(out)
+
+
+@functools.cache
+def _meshgrid_views_in_a_list() -> bool:
+    return isinstance(np.meshgrid(np.zeros(1), sparse=True, copy=False), list)
 
 
 def _triangle(x: object, k: int, lower: bool) -> Tensor:
