@@ -180,15 +180,29 @@ class ReductionLoops:
                             relem, versions, check, row, hint)
 
     def combine(self, flat_o) -> list[ir.Value]:
-        """Mode 2: fold the per-thread partials, in thread order."""
+        """Mode 2: fold the per-thread partials, in thread order.
+
+        Float sums fold with Neumaier's compensation: the part count grows
+        with the thread count (4 per thread), and a plain fold of 61 parts
+        (16 threads) left a float64 sum of 1M values of 0.1 further off
+        than NumPy's pairwise sum."""
         g, b, acc = self.g, self.b, self.acc
         base = self.nin + len(self.k.outputs)
 
-        def body(p, carry):
+        def parts_at(p):
             slot = g.add(g.mul(p, g.ctl["nout"]), flat_o)
-            parts = [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
-                     for q, d in enumerate(acc.partial_dtypes)]
-            return acc.combine(b, carry, parts, b.icmp_signed("==", p, _ZERO))
+            return [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
+                    for q, d in enumerate(acc.partial_dtypes)]
+
+        if self.red.op == "sum" and acc.acc.is_float:
+            init = acc.init(_ZERO)
+            zero = ir.Constant(init[0].type, 0.0)
+            s, comp = g.counted_loop(_ZERO, g.ctl["nparts"], [init[0], zero],
+                                     lambda p, c: neumaier(b, c, parts_at(p)[0]), "scalar")
+            return [b.fadd(s, comp)]
+
+        def body(p, carry):
+            return acc.combine(b, carry, parts_at(p), b.icmp_signed("==", p, _ZERO))
 
         return g.counted_loop(_ZERO, g.ctl["nparts"], acc.init(_ZERO), body, "scalar")
 
@@ -369,18 +383,28 @@ def compensated_sum(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
     """
     b = g.b
     zero = ir.Constant(carry[0].type, 0.0)
-    fabs = intrinsic(b, "llvm.fabs", carry[0].type, 1)
 
     def block(jb, je, c):
         x = g.counted_loop(jb, je, [zero], lambda j, sc: [_fadd(b, sc[0], x_at(j))], hint)[0]
-        s, comp = c
-        t = b.fadd(s, x)
-        big, small = (b.select(b.fcmp_ordered(">=", b.call(fabs, [s]), b.call(fabs, [x])), u, v)
-                      for u, v in ((s, x), (x, s)))
-        return [t, b.fadd(comp, b.fadd(b.fsub(big, t), small))]
+        return neumaier(b, c, x)
 
     total, comp = over_blocks(g, cnt, SUM_BLOCK64, [carry[0], zero], block)
     return [b.fadd(total, comp)]
+
+
+def neumaier(b: ir.IRBuilder, carry: list[ir.Value], x: ir.Value) -> list[ir.Value]:
+    """(sum, compensation) + x by Neumaier's compensated addition; its plain
+    `fadd`s (no `reassoc`) keep LLVM from folding the compensation away.
+    Once the sum is inf or NaN the correction is 0: `inf - inf` would make
+    it NaN and turn a sum of inf into NaN."""
+    s, comp = carry
+    fabs = intrinsic(b, "llvm.fabs", s.type, 1)
+    t = b.fadd(s, x)
+    big, small = (b.select(b.fcmp_ordered(">=", b.call(fabs, [s]), b.call(fabs, [x])), u, v)
+                  for u, v in ((s, x), (x, s)))
+    finite = b.fcmp_ordered("<", b.call(fabs, [t]), ir.Constant(s.type, float("inf")))
+    fix = b.select(finite, b.fadd(b.fsub(big, t), small), ir.Constant(s.type, 0.0))
+    return [t, b.fadd(comp, fix)]
 
 
 def _fadd(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:

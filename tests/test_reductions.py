@@ -252,6 +252,22 @@ def test_float64_sums_are_as_accurate_as_numpys(layout):
     assert np.all(np.abs(got - exact) <= bar), (got, exact, ref.sum(axis=axis))
 
 
+@pytest.mark.parametrize("n", [3, 700, 100_003])
+@pytest.mark.parametrize("special", [[np.inf], [-np.inf], [np.inf, -np.inf], [np.nan]])
+def test_float64_sums_with_infinities_are_numpys(n, special):
+    """Compensated sums once turned a sum reaching inf into NaN (inf - inf in the
+    correction term): rows, full sums (partials folded) and means, as NumPy's."""
+    a = np.random.default_rng(n).random((4, n))
+    a[1, n // 2] = special[0]
+    a[2, :: max(1, n // 3)] = special[-1]
+    a[3, -1] = special[0]
+    t = lazy.asarray(a)
+    with np.errstate(invalid="ignore"):
+        for got, want in [(t.sum(axis=1), a.sum(axis=1)), (t.mean(axis=1), a.mean(axis=1)),
+                          (t.sum(), a.sum()), (t.T.sum(axis=0), a.T.sum(axis=0))]:
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
 def test_integer_means_add_in_float64_as_accurately_as_numpy():
     """The mean of integers adds them in float64 (NumPy's rule): past 2**53
     the sum rounds, and once rounded at every add of a long row the mean of
