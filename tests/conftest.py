@@ -16,6 +16,10 @@ import pytest
 # Each test session compiles into its own disk cache, so "miss"/"hit" in the
 # log never depends on what earlier runs left behind (set before lazy loads a backend).
 os.environ["LAZY_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazyrt-test-cache-")
+# The suite is written for the CPU backend; where a GPU is usable the default device
+# would be cuda (docs/cuda.md). Tests of the default device unset this, the device
+# tests name device="cuda", and LAZY_DEVICE=cuda in the environment still wins.
+os.environ.setdefault("LAZY_DEVICE", "cpu")
 
 import lazy  # noqa: E402
 
