@@ -207,7 +207,12 @@ class CUDABackend:
             compiled.function((call.grid,), (call.block,), tuple(bind(src.params, call, a, s, bufs)))
 
     def allocate(self, size: int, dtype: DType) -> Any:
+        """Device memory for `size` elements; NumPy's words where no size_t can hold
+        the bytes (CuPy's allocator would say "can't convert negative value")."""
         import cupy
+        if size * dtype.itemsize >= 1 << 63:
+            raise ValueError(f"array is too big: {size} elements of {dtype.name} are "
+                             f"{size * dtype.itemsize} bytes, more than device cuda can address")
         return cupy.empty(size, dtype.np)
 
 

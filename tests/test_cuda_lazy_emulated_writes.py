@@ -123,6 +123,19 @@ def test_cuda_backend_runs_or_refuses_index_kernels(cuda):
     lazy.sync()
 
 
+def test_a_too_big_device_array_fails_alone_with_numpys_words(cuda):
+    """2**63 bytes on the device: the kernel fails with NumPy's "array is too big"
+    (CuPy's allocator would say "can't convert negative value to size_t"), and the
+    tensors synced beside it are computed."""
+    good = lazy.arange(4, device="cuda") * 2
+    bad = lazy.ones(2**61, dtype=lazy.float64, device="cuda") + 1
+    with pytest.raises(lazy.KernelError, match="array is too big: 2305843009213693952 elements"):
+        lazy.sync(good, bad)
+    assert bad._buf.pending and not good._buf.pending
+    check(good, np.arange(4) * 2)
+    del bad
+
+
 # -- devices mixed in one op -----------------------------------------------------------------
 def test_mixing_devices_raises_at_build_time(cuda):
     g = lazy.ones(3, device="cuda")
