@@ -368,18 +368,23 @@ def _replay(replay: Replay, bufs: tuple[list[Buffer], list[Buffer]], template: T
     try:
         for rs in replay.steps:
             c = rs.choice
+            device = c.backend.device
             outputs = [buffer_at(r, bufs) for r in rs.outputs]
             try:
-                outs = [_allocate(c.backend, b) for b in outputs]
+                outs = [_allocate(c.backend, b) if device == "cpu"
+                        else c.backend.allocate(b.size, b.dtype) for b in outputs]
                 ins = [None if r is None else buffer_at(r, bufs).array for r in rs.inputs]
                 t = time.perf_counter()
                 c.backend.run(c.compiled, rs.kernel, rs.launch, ins,
                               [outs[i] for i in rs.out_index])
+                if device == "cuda":  # as on the full path: time the kernel, not the launch
+                    from cuda_backend import synchronize
+                    synchronize()
                 run_ms = (time.perf_counter() - t) * 1e3
             except Exception as e:
                 raise _kernel_error(rs.name, rs.ops, e) from e
-            _finish(outputs, outs, True)
-            log.add_kernel(KernelRecord(sync_id, cause, where, rs.name, rs.ops, "cpu",
+            _finish(outputs, outs, device == "cpu")
+            log.add_kernel(KernelRecord(sync_id, cause, where, rs.name, rs.ops, device,
                                         c.backend.name, c.reason, "hit", 0.0, run_ms, c.nbytes))
             done += 1
     finally:

@@ -118,3 +118,29 @@ def test_a_failing_replayed_kernel_names_its_ops_and_loses_nothing(monkeypatch):
     want_a, want_b = reference(x.numpy(), x.numpy())
     np.testing.assert_allclose(a.numpy(), want_a, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(b.numpy(), want_b, rtol=1e-5, atol=1e-4)
+
+
+def test_a_cuda_schedule_replays_and_logs_as_the_full_path(cuda):
+    """CUDA kernels replay too (the emulated device here, tests/cuda_lazy_helpers.py):
+    the same records as the full path, device memory out, nothing re-planned."""
+    hosts = [np.random.default_rng(s).standard_normal((64, 33)).astype(np.float32)
+             for s in range(3)]
+    xs = [lazy.tensor(xn, device="cuda").sync() for xn in hosts]  # transfers: full path
+
+    def step(x):
+        y = lazy.exp(x - x.max(axis=1, keepdims=True)) * 2
+        lazy.sync(y)
+        return y, records_of_last_sync()
+    (y0, full), (y1, _) = step(xs[0]), step(xs[1])
+    with pytest.MonkeyPatch.context() as mp:
+        no_full_path(mp)
+        y2, replayed = step(xs[2])
+    for y, xn in zip((y0, y1, y2), hosts):
+        assert type(y._buf.array) is type(xs[0]._buf.array)  # device memory
+        np.testing.assert_allclose(y.numpy(), np.exp(xn - xn.max(axis=1, keepdims=True)) * 2,
+                                   rtol=1e-5)
+    assert len(replayed) == len(full) == 2  # the row max, then exp(x - m) * 2
+    for f, r in zip(full, replayed):
+        assert (r.kernel, r.ops, r.device, r.backend, r.reason, r.nbytes) == \
+            (f.kernel, f.ops, "cuda", "cuda", f.reason, f.nbytes)
+        assert r.cache == "hit" and r.compile_ms == 0.0
