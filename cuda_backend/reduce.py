@@ -198,14 +198,14 @@ class Reduction:
         e("const unsigned lane = threadIdx.x & 31u;", 2)
         e("for (u64 o = gtid >> 5; o < n_out; o += gsize >> 5) {", 2)
         e("bases(o, b); St st = ident;", 3)
-        e("for (u64 r = lane; r < n_red; r += 32) elem(st, b, r);", 3)
+        strided(e, "lane", "n_red", "32", 3, not is_arg)
         e("st = warp_comb(st);", 3)
         e("if (lane == 0) fin(o, st);", 3)
         e("}", 2)
         e("} else if (mode == 0) {  /* block per output */", 1)
         e("for (u64 o = blockIdx.x; o < n_out; o += gridDim.x) {", 2)
         e("bases(o, b); St st = ident;", 3)
-        e("for (u64 r = threadIdx.x; r < n_red; r += blockDim.x) elem(st, b, r);", 3)
+        strided(e, "threadIdx.x", "n_red", "blockDim.x", 3, not is_arg)
         e("st = block_comb(st);", 3)
         e("if (threadIdx.x == 0) fin(o, st);", 3)
         e("}", 2)
@@ -215,7 +215,7 @@ class Reduction:
         e("const u64 o = w / P, lo = (w % P) * chunk;", 3)
         e("const u64 hi = lo + chunk < n_red ? lo + chunk : n_red;", 3)
         e("bases(o, b); St st = ident;", 3)
-        e("for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) elem(st, b, r);", 3)
+        strided(e, "lo + threadIdx.x", "hi", "blockDim.x", 3, not is_arg)
         e("st = block_comb(st);", 3)
         e(f"if (threadIdx.x == 0) {{ pv[w] = ({mtype(acc)})st.v; "
           f"{'pi[w] = st.i; ' if second else ''}}}", 3)
@@ -227,7 +227,10 @@ class Reduction:
         e("const u64 o = (w / P) * 32 + lane, p = w % P, lo = p * chunk;", 3)
         e("const u64 hi = lo + chunk < n_red ? lo + chunk : n_red;", 3)
         e("St st = ident;", 3)
-        e("if (o < n_out) { bases(o, b); for (u64 r = lo + wid; r < hi; r += nw) elem(st, b, r); }", 3)
+        e("if (o < n_out) {", 3)
+        e("bases(o, b);", 4)
+        strided(e, "lo + wid", "hi", "nw", 4, not is_arg)
+        e("}", 3)
         e("colsh[threadIdx.x] = st;", 3)
         e("__syncthreads();", 3)
         e("if (wid == 0) {", 3)
@@ -249,6 +252,28 @@ class Reduction:
         e("if (threadIdx.x == 0) fin(o, st);", 3)
         e("}", 2)
         e("}", 1)
+
+
+def strided(e, lo: str, hi: str, step: str, ind: int, unroll: bool) -> None:
+    """`for (r = lo; r < hi; r += step) elem(st, b, r)`, unrolled with four states
+    in flight. `comb` is associative and commutative, so they fold into `st` in
+    any order. On an H100 (docs/gpu.md) this took a float32 sum of 256 MB from
+    0.204 to 0.188 ms and a column sum from 0.192 to 0.161; argmax went from
+    0.216 to 0.306 (its state is twice as wide), so arg reductions keep one."""
+    if not unroll:
+        e(f"for (u64 r = {lo}; r < {hi}; r += {step}) elem(st, b, r);", ind)
+        return
+    e("{", ind)
+    e("St s1 = ident, s2 = ident, s3 = ident;", ind + 1)
+    e(f"const u64 step = {step};", ind + 1)
+    e(f"u64 r = {lo};", ind + 1)
+    e(f"for (; r + 3 * step < {hi}; r += 4 * step) {{", ind + 1)
+    e("elem(st, b, r); elem(s1, b, r + step); elem(s2, b, r + 2 * step); "
+      "elem(s3, b, r + 3 * step);", ind + 2)
+    e("}", ind + 1)
+    e(f"for (; r < {hi}; r += step) elem(st, b, r);", ind + 1)
+    e("st = comb(comb(st, s1), comb(s2, s3));", ind + 1)
+    e("}", ind)
 
 
 def int64_or(acc: DType, is_arg: bool) -> DType:
