@@ -1,11 +1,12 @@
-"""The whole lazy pipeline on a real GPU (skipped where there is none).
+"""The whole lazy pipeline on a GPU: the real one where there is one, else the
+emulated device of tests/cuda_lazy_helpers.py.
 
-tests/test_cuda_lazy_emulated*.py run these paths on every machine against
-the emulated device; here CuPy is real: NVRTC cubins for the device's own
-arch, real launches, cuBLAS, CuPy's scans and sorts, device memory and
-DLPack. Values, dtypes and shapes are compared with NumPy, and the Philox
-streams with the CPU's for the same seed (issue 5: the same numbers on
-the GPU too).
+On a GPU machine CuPy is real: NVRTC cubins for the device's own arch, real
+launches, cuBLAS, CuPy's scans and sorts, device memory and DLPack. Without
+one, the same tests run the same lazyrt code against the CuPy stand-in, whose
+launches run the generated CUDA C under the host emulation. Values, dtypes
+and shapes are compared with NumPy, and the Philox streams with the CPU's for
+the same seed (issue 5: the same numbers on the GPU too).
 """
 from __future__ import annotations
 
@@ -16,8 +17,17 @@ import lazy
 from scheduler.backends import device_status
 
 OK, WHY = device_status("cuda")
-pytestmark = [pytest.mark.skipif(not OK, reason=f"no CUDA device ({WHY})"),
-              pytest.mark.usefixtures("fresh_log")]
+pytestmark = pytest.mark.usefixtures("gpu", "fresh_log")
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    """Device cuda: the real GPU, else the emulated one."""
+    if OK:
+        yield None
+        return
+    from cuda_lazy_helpers import emulated_cuda
+    yield from emulated_cuda(monkeypatch)
 
 TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-12)}
 
@@ -129,6 +139,8 @@ def test_float32_sum_of_16m_is_as_accurate_as_float64():
 
 
 def test_dlpack_shares_device_memory():
+    if not OK:  # the stand-in has no cupy.arange; test_cuda_lazy_emulated.py tests export
+        pytest.skip(f"no CUDA device ({WHY})")
     import cupy
     a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
     t = lazy.from_dlpack(a)
