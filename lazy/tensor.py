@@ -15,7 +15,7 @@ from scheduler.dtypes import DType, as_dtype
 from scheduler.graph import Buffer, host_view
 from scheduler.view import View
 
-from . import runtime
+from . import methods, runtime
 from .host import buffer_and_view, from_python, pending_shared_view
 from .interop import ArrayProtocols
 
@@ -73,82 +73,6 @@ class ElementStorage(Storage):
     a copy. PyTorch's in-place methods on it raise: in PyTorch they would
     write `a`, here they would silently write only the copy."""
     __slots__ = ()
-
-
-def _reduction(op: str):
-    """A reduction method with NumPy's and PyTorch's axis arguments and no
-    `dtype` (reductions.reduce's own `dtype` is for internal reductions)."""
-    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False):
-        return reductions.reduce(self, op, axis, keepdims, dim=dim, keepdim=keepdim)
-    method.__name__ = method.__qualname__ = op
-    return method
-
-
-def _with_options(op: str):
-    """max/min/any/all: `_reduction`'s, plus NumPy's out=, where= and initial=."""
-    def method(self, axis=None, keepdims=False, *, dim=None, keepdim=False, out=None,
-               initial=None, where=True):
-        if out is None and initial is None and where is True:
-            return reductions.reduce(self, op, axis, keepdims, dim=dim, keepdim=keepdim)
-        return _numpy_reduction(op, self, axis, dim, keepdims or keepdim, out=out,
-                                initial=initial, where=where)
-    method.__name__ = method.__qualname__ = op
-    return method
-
-
-def _total(op: str):
-    """sum/prod with NumPy's and PyTorch's arguments (`second`: x.sum(0, True)
-    as PyTorch, or x.sum(0, np.float64) as NumPy); a user's `dtype=` is
-    NumPy's, what they accumulate in."""
-    def method(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
-               out=None, initial=None, where=True):
-        keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
-        if out is None and initial is None and where is True:
-            return reductions.total(self, op, axis, keepdims, dim=dim, keepdim=keepdim,
-                                    dtype=dtype)
-        return _numpy_reduction(op, self, axis, dim, keepdims or keepdim, dtype=dtype,
-                                out=out, initial=initial, where=where)
-    method.__name__ = method.__qualname__ = op
-    return method
-
-
-def _spread(name: str):
-    """var/std: NumPy's and the array API's (correction 0 unless asked)."""
-    def method(self, axis=None, *, ddof=None, keepdims=False, correction=None, dtype=None,
-               out=None, where=True, mean=None):
-        return _numpy_reduction(name, self, axis, None, keepdims, ddof=ddof,
-                                correction=correction, dtype=dtype, out=out, where=where,
-                                mean=mean)
-    method.__name__ = method.__qualname__ = name
-    return method
-
-
-def _numpy_reduction(name: str, t: "Tensor", axis, dim, keepdims: bool, **kwargs) -> "Tensor":
-    """A reduction method called with NumPy-only arguments (out=, initial=,
-    where=, mean=): lazy.numpy's function of the same name, given those not None."""
-    from . import numpy as lnp
-    return getattr(lnp, name)(t, axis if dim is None else dim, keepdims=keepdims,
-                              **{k: v for k, v in kwargs.items() if v is not None})
-
-
-def _scan_method(op: str):
-    """NumPy's `a.cumsum(axis, dtype)`, and PyTorch's `x.cumsum(dim, dtype=)`."""
-    def method(self, axis=None, dtype=None, *, dim=None):
-        from .scan import scan  # imported late: scan.py imports this module
-        return scan(self, op, axis, dtype, dim=dim)
-    method.__name__ = method.__qualname__ = op
-    return method
-
-
-def _numpy_method(name: str):
-    """NumPy's ndarray method `name`: lazy.numpy's function of the same name
-    with the tensor first (imported late: lazy.numpy imports this module)."""
-    def method(self, *args, **kwargs):
-        from . import numpy as lnp
-        return getattr(lnp, name)(self, *args, **kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"NumPy's ndarray.{name}: lazy.numpy.{name}(self, ...)."
-    return method
 
 
 class Tensor(ArrayProtocols):
@@ -583,20 +507,20 @@ class Tensor(ArrayProtocols):
         return views.as_strided(self, size, stride, storage_offset)
 
     # -- reductions (NumPy-only arguments go through lazy.numpy) ------------------
-    sum, prod = _total("sum"), _total("prod")
-    max, min = _with_options("max"), _with_options("min")
-    argmax, argmin = _reduction("argmax"), _reduction("argmin")
-    any, all = _with_options("any"), _with_options("all")
+    sum, prod = methods.total("sum"), methods.total("prod")
+    max, min = methods.with_options("max"), methods.with_options("min")
+    argmax, argmin = methods.reduction("argmax"), methods.reduction("argmin")
+    any, all = methods.with_options("any"), methods.with_options("all")
 
     def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
              out=None, where=True):
         keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)
         if out is None and where is True:
             return reductions.mean(self, axis, keepdims, dim=dim, keepdim=keepdim, dtype=dtype)
-        return _numpy_reduction("mean", self, axis, dim, keepdims or keepdim, dtype=dtype,
-                                out=out, where=where)
+        return methods.numpy_reduction("mean", self, axis, dim, keepdims or keepdim,
+                                       dtype=dtype, out=out, where=where)
 
-    var, std = _spread("var"), _spread("std")
+    var, std = methods.spread("var"), methods.spread("std")
 
     # -- NumPy's ndarray methods, through lazy.numpy (NumPy code run under
     # `python -m lazy` calls them on tensors). Not `repeat` (PyTorch's is
@@ -605,15 +529,16 @@ class Tensor(ArrayProtocols):
         """Every element set to `value`, in place; returns None (NumPy's)."""
         self[...] = value
 
-    put = _numpy_method("put")
+    put = methods.numpy_method("put")
 
     def argsort(self, *args, **kwargs) -> Tensor:
         """NumPy's `a.argsort(axis, kind)` and PyTorch's `x.argsort(dim, descending)`."""
         from .sorting import argsort_method  # imported late: sorting.py imports this module
         return argsort_method(self, *args, **kwargs)
-    cumsum, cumprod = _scan_method("cumsum"), _scan_method("cumprod")
-    swapaxes, dot, trace = _numpy_method("swapaxes"), _numpy_method("dot"), _numpy_method("trace")
-    round, conj = _numpy_method("round"), _numpy_method("conj")
+    cumsum, cumprod = methods.scan("cumsum"), methods.scan("cumprod")
+    swapaxes, dot = methods.numpy_method("swapaxes"), methods.numpy_method("dot")
+    trace = methods.numpy_method("trace")
+    round, conj = methods.numpy_method("round"), methods.numpy_method("conj")
     conjugate = conj
 
 
