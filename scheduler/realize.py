@@ -109,10 +109,25 @@ def _extern_srcs(step: Step) -> list[tuple[Buffer, View]]:
     return [(b, v) for b, (_, v) in zip(step.inputs, step.group.root.node.srcs)]
 
 
-def _allocate(backend, buf: Buffer) -> np.ndarray:
-    """Output memory: a dead buffer's array of the same size when one is free."""
-    arr = pool.take(buf.size, buf.dtype.np)
-    return arr if arr is not None else backend.allocate(buf.size, buf.dtype)
+def _allocate(backend, buf: Buffer) -> object:
+    """Output memory: on the CPU, a dead buffer's array of the same size when one
+    is free; else the backend's (device memory for CUDA)."""
+    if backend.device == "cpu":
+        arr = pool.take(buf.size, buf.dtype.np)
+        if arr is not None:
+            return arr
+    return backend.allocate(buf.size, buf.dtype)
+
+
+def _timed_run(backend, compiled, kernel, launch, ins: list, outs: list) -> float:
+    """Milliseconds of one kernel run. CUDA launches are asynchronous: the stream
+    is waited on, so the log times the kernel, not the launch."""
+    t = time.perf_counter()
+    backend.run(compiled, kernel, launch, ins, outs)
+    if backend.device == "cuda":
+        from cuda_backend import synchronize
+        synchronize()
+    return (time.perf_counter() - t) * 1e3
 
 
 def _write_target(step: Step, held: Callable[[], set[int]]) -> tuple[np.ndarray, str]:
@@ -277,7 +292,6 @@ def _run_kernel(step: Step, backend, reason: str, held: Callable[[], set[int]]
 def _compile_and_run(step: Step, backend, reason: str, how: str | None, target: object
                      ) -> tuple[list, CompileInfo, float, str, object]:
     """`_run_kernel` once a write's target (None for new outputs) is chosen."""
-    device = step.group.root.device
     ins = [None if b is None else b.array for b in step.inputs]
     if target is not None:
         outs, reason = [target], f"{reason}; write {how}"
@@ -287,19 +301,15 @@ def _compile_and_run(step: Step, backend, reason: str, how: str | None, target: 
         if aliased:
             reason += f", reading a copy of {len(aliased)} input(s) sharing its memory"
     else:
-        outs = [_allocate(backend, b) if device == "cpu" else backend.allocate(b.size, b.dtype)
-                for b in step.outputs]
+        outs = [_allocate(backend, b) for b in step.outputs]
     if all(b.size == 0 for b in step.outputs):  # empty result: nothing to compute
         return outs, CompileInfo("-", 0.0), 0.0, reason, None
     compiled, info = backend.compile(step.kernel)
     if info.cache.startswith("miss") and backend.name == "llvm":
         small_work.observe_compile(info.ms)
-    t = time.perf_counter()
-    backend.run(compiled, step.kernel, step.launch, ins, [outs[i] for i in step.out_index])
-    if device == "cuda":  # launches are asynchronous: time the kernel, not the launch
-        from cuda_backend import synchronize
-        synchronize()
-    return outs, info, (time.perf_counter() - t) * 1e3, reason, compiled
+    run_ms = _timed_run(backend, compiled, step.kernel, step.launch, ins,
+                        [outs[i] for i in step.out_index])
+    return outs, info, run_ms, reason, compiled
 
 
 def _once(fn: Callable[[], set[int]]) -> Callable[[], set[int]]:
@@ -368,21 +378,15 @@ def _replay(replay: Replay, bufs: tuple[list[Buffer], list[Buffer]], template: T
     try:
         for rs in replay.steps:
             c = rs.choice
-            device = c.backend.device
             outputs = [buffer_at(r, bufs) for r in rs.outputs]
             try:
-                outs = [_allocate(c.backend, b) if device == "cpu"
-                        else c.backend.allocate(b.size, b.dtype) for b in outputs]
+                outs = [_allocate(c.backend, b) for b in outputs]
                 ins = [None if r is None else buffer_at(r, bufs).array for r in rs.inputs]
-                t = time.perf_counter()
-                c.backend.run(c.compiled, rs.kernel, rs.launch, ins,
-                              [outs[i] for i in rs.out_index])
-                if device == "cuda":  # as on the full path: time the kernel, not the launch
-                    from cuda_backend import synchronize
-                    synchronize()
-                run_ms = (time.perf_counter() - t) * 1e3
+                run_ms = _timed_run(c.backend, c.compiled, rs.kernel, rs.launch, ins,
+                                    [outs[i] for i in rs.out_index])
             except Exception as e:
                 raise _kernel_error(rs.name, rs.ops, e) from e
+            device = c.backend.device
             _finish(outputs, outs, device == "cpu")
             log.add_kernel(KernelRecord(sync_id, cause, where, rs.name, rs.ops, device,
                                         c.backend.name, c.reason, "hit", 0.0, run_ms, c.nbytes))
