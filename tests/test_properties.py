@@ -302,9 +302,7 @@ def _unary(op, a, t, data):
 def _np_reduce(op, a, axis, keepdims):
     if op in ("argmax", "argmin"):
         return np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims)).astype(np.int64)
-    if op == "mean":
-        if a.dtype == np.bool_:
-            a = a.astype(np.float32)
+    if op == "mean":  # of bools and integers: float64, as NumPy's
         with np.errstate(all="ignore"):
             return np.asarray(np.mean(a, axis=axis, keepdims=keepdims))
     return np.asarray(getattr(np, op)(a, axis=axis, keepdims=keepdims))
