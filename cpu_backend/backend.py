@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.backend import CompileInfo
+from scheduler.backend import CompileInfo, PerObject
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
                                  postorder)
@@ -53,8 +53,8 @@ class CPUBackend:
         self._jit = jit
         self.launcher = Launcher(num_threads)
         self.loop_order = loop_order
-        self._supported: dict[int, tuple[Kernel, tuple[bool, str]]] = {}
-        self._prepared: dict[int, _Prepared] = {}
+        self._supported: PerObject[Kernel, tuple[bool, str]] = PerObject(4096)
+        self._prepared: PerObject[Launch, _Prepared] = PerObject(1024)
 
     @property
     def jit(self) -> JIT:
@@ -79,17 +79,8 @@ class CPUBackend:
         Remembered per kernel object: the scheduler asks before every run,
         and a reused schedule runs the same Kernel objects again.
         """
-        hit = self._supported.get(id(kernel))
-        if hit is not None and hit[0] is kernel:
-            return hit[1]
-        try:
-            answer = _check(kernel)
-        except Exception as e:  # noqa: BLE001 - a malformed kernel is "unsupported"
-            answer = False, f"malformed kernel: {type(e).__name__}: {e}"
-        if len(self._supported) >= 4096:
-            self._supported.pop(next(iter(self._supported)))
-        self._supported[id(kernel)] = (kernel, answer)
-        return answer
+        answer = self._supported.get(kernel)
+        return answer if answer is not None else self._supported.put(kernel, _checked(kernel))
 
     def compile(self, kernel: Kernel) -> tuple[Any, CompileInfo]:
         return self.jit.compile(kernel)
@@ -135,10 +126,13 @@ class CPUBackend:
         """Packed arguments, loop order and thread split of one Launch object.
 
         A cached schedule runs the same Launch objects again, so this is
-        remembered per object (held, so its id cannot be reused meanwhile)."""
-        hit = self._prepared.get(id(launch))
-        if hit is not None and hit.launch is launch and hit.kernel is kernel:
-            return hit
+        remembered per object."""
+        p = self._prepared.get(launch)
+        if p is None or p.kernel is not kernel:
+            p = self._prepared.put(launch, self._prepare_new(compiled, kernel, launch))
+        return p
+
+    def _prepare_new(self, compiled: Compiled, kernel: Kernel, launch: Launch) -> "_Prepared":
         shape = tuple(int(n) for n in launch.shape)
         red = kernel.reduce
         if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
@@ -146,13 +140,9 @@ class CPUBackend:
         args, scalars = compiled.plan.pack(launch)
         tile = choose_tile(kernel, launch, self.loop_order, self.launcher.threads)
         split = self.launcher.split(kernel, shape, compiled.in_order, tile)
-        p = _Prepared(launch, kernel, args, scalars, split,
-                      None if split is None else split.record(args, scalars),
-                      tile == TILE_STREAM)
-        if len(self._prepared) >= 1024:
-            self._prepared.pop(next(iter(self._prepared)))
-        self._prepared[id(launch)] = p
-        return p
+        return _Prepared(launch, kernel, args, scalars, split,
+                         None if split is None else split.record(args, scalars),
+                         tile == TILE_STREAM)
 
     def scan(self, op: str, x: np.ndarray, axis: int, out: np.ndarray) -> tuple[float, CompileInfo]:
         """An extern scan (cumsum, cumprod) of host array `x` into contiguous
@@ -192,6 +182,14 @@ def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:
     so a false positive costs nothing but a compile; the scheduler passes the
     same array object for an in-place write."""
     return x is y or x.base is y or y.base is x or (x.base is not None and x.base is y.base)
+
+
+def _checked(kernel: Kernel) -> tuple[bool, str]:
+    """`_check`'s answer; a malformed kernel is "unsupported", never an exception."""
+    try:
+        return _check(kernel)
+    except Exception as e:  # noqa: BLE001
+        return False, f"malformed kernel: {type(e).__name__}: {e}"
 
 
 def _check(kernel: Kernel) -> tuple[bool, str]:

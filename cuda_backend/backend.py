@@ -18,7 +18,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from scheduler.backend import CompileInfo
+from scheduler.backend import CompileInfo, PerObject
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, postorder
 from scheduler.ops import REDUCTIONS, operand_error, part_error
@@ -95,46 +95,18 @@ class CUDABackend:
         self.mode, self.nparts = mode, nparts
         self._sources: dict[str, CudaSource] = {}
         self._compiled: dict[tuple[int, str], Compiled] = {}
-        self._plans: dict[tuple[int, int, int], tuple] = {}  # _prepared's, oldest first
+        self._supported: PerObject[Kernel, tuple[bool, str]] = PerObject(4096)
+        self._plans: PerObject[Launch, tuple] = PerObject(PREPARED)  # _prepared's
         self._lock = threading.Lock()
 
     def available(self) -> tuple[bool, str]:
         return probe()
 
     def supports(self, kernel: Kernel) -> tuple[bool, str]:
-        red = kernel.reduce
-        if red is not None and red.op not in REDUCTIONS:
-            return False, f"no CUDA lowering for reduction {red.op!r}"
-        roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
-        for e in postorder(roots):
-            if isinstance(e, Op):
-                if e.name not in SUPPORTED_OPS:
-                    return False, f"no CUDA lowering for op {e.name!r}"
-                why = operand_error(e.name, [a.dtype for a in e.args])
-                if why:
-                    return False, why
-        if red is not None:
-            for e in postorder([red.expr]):
-                if isinstance(e, Load) and kernel.inputs[e.input].space != "full":
-                    return False, f"reduction prologue reads out-space input {e.input}"
-                if isinstance(e, Reduced):
-                    return False, "Reduced inside its own reduction"
-        for o in kernel.outputs:
-            if o.pos is not None and red is not None:
-                return False, "stores at computed positions in a reduction kernel"
-        for e in postorder(roots):
-            if type(e).__name__ == "Gather" and kernel.inputs[e.input].iota:
-                return False, f"Gather from iota input {e.input} (no memory to read)"
-        for o in kernel.outputs:
-            for e in postorder([o.expr]):
-                if isinstance(e, Load) and red is not None \
-                        and kernel.inputs[e.input].space == "full":
-                    return False, f"output reads full-space input {e.input} after a reduction"
-                if isinstance(e, Reduced) and red is None:
-                    return False, "Reduced without a reduction"
-                if isinstance(e, Reduced) and part_error(red.op, e.part):
-                    return False, part_error(red.op, e.part)
-        return True, "all ops lowered to CUDA C"
+        """Remembered per kernel object, as the CPU backend's: the scheduler asks
+        before every run, and it walks the whole kernel."""
+        answer = self._supported.get(kernel)
+        return answer if answer is not None else self._supported.put(kernel, _check(kernel))
 
     def generated(self, kernel: Kernel) -> CudaSource:
         """The CudaSource for `kernel` (cached by structure; no GPU needed)."""
@@ -208,23 +180,19 @@ class CUDABackend:
     def _prepared(self, kernel: Kernel, launch: Launch, packed: bool) -> tuple:
         """(launch plan, packed sizes, scalar bits, their device copies or None) for
         one launch. A replayed schedule runs the same Launch object every time, so
-        these are kept by its identity (the entry holds it, so the id stays its
-        own) for the last PREPARED launches: 20-40 us of Python a kernel."""
+        these are kept per Launch object for the last PREPARED launches: 20-40 us
+        of Python a kernel."""
         import cupy
         dev = cupy.cuda.Device().id
-        key = (id(kernel), id(launch), dev)
-        hit = self._plans.get(key)
-        if hit is not None and hit[0] is kernel and hit[1] is launch:
-            return hit[2]
-        plan = plan_launch(kernel, launch, _sm_count(dev),
-                           mode=self.mode if kernel.reduce is not None else None,
-                           nparts=self.nparts)
-        a, s = pack_launch(kernel, launch)
-        value = (plan, a, s, (cupy.asarray(a), cupy.asarray(s)) if packed else None)
-        if len(self._plans) >= PREPARED:
-            self._plans.pop(next(iter(self._plans)))
-        self._plans[key] = (kernel, launch, value)
-        return value
+        hit = self._plans.get(launch)
+        if hit is None or hit[0] is not kernel or hit[1] != dev:
+            plan = plan_launch(kernel, launch, _sm_count(dev),
+                               mode=self.mode if kernel.reduce is not None else None,
+                               nparts=self.nparts)
+            a, s = pack_launch(kernel, launch)
+            on_device = (cupy.asarray(a), cupy.asarray(s)) if packed else None
+            hit = self._plans.put(launch, (kernel, dev, plan, a, s, on_device))
+        return hit[2:]
 
     def allocate(self, size: int, dtype: DType) -> Any:
         """Device memory for `size` elements; NumPy's words where no size_t can hold
@@ -234,6 +202,43 @@ class CUDABackend:
             raise ValueError(f"array is too big: {size} elements of {dtype.name} are "
                              f"{size * dtype.itemsize} bytes, more than device cuda can address")
         return cupy.empty(size, dtype.np)
+
+
+def _check(kernel: Kernel) -> tuple[bool, str]:
+    """Whether every op of `kernel` has a CUDA lowering, and why not."""
+    red = kernel.reduce
+    if red is not None and red.op not in REDUCTIONS:
+        return False, f"no CUDA lowering for reduction {red.op!r}"
+    roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
+    for e in postorder(roots):
+        if isinstance(e, Op):
+            if e.name not in SUPPORTED_OPS:
+                return False, f"no CUDA lowering for op {e.name!r}"
+            why = operand_error(e.name, [a.dtype for a in e.args])
+            if why:
+                return False, why
+    if red is not None:
+        for e in postorder([red.expr]):
+            if isinstance(e, Load) and kernel.inputs[e.input].space != "full":
+                return False, f"reduction prologue reads out-space input {e.input}"
+            if isinstance(e, Reduced):
+                return False, "Reduced inside its own reduction"
+    for o in kernel.outputs:
+        if o.pos is not None and red is not None:
+            return False, "stores at computed positions in a reduction kernel"
+    for e in postorder(roots):
+        if type(e).__name__ == "Gather" and kernel.inputs[e.input].iota:
+            return False, f"Gather from iota input {e.input} (no memory to read)"
+    for o in kernel.outputs:
+        for e in postorder([o.expr]):
+            if isinstance(e, Load) and red is not None \
+                    and kernel.inputs[e.input].space == "full":
+                return False, f"output reads full-space input {e.input} after a reduction"
+            if isinstance(e, Reduced) and red is None:
+                return False, "Reduced without a reduction"
+            if isinstance(e, Reduced) and part_error(red.op, e.part):
+                return False, part_error(red.op, e.part)
+    return True, "all ops lowered to CUDA C"
 
 
 def _device_array(x: Any, dtype: DType, what: str) -> Any:

@@ -1,4 +1,5 @@
-"""The protocol every backend implements, and what compiling reports.
+"""The protocol every backend implements, what compiling reports, and the
+per-object memo both backends keep their per-kernel and per-launch answers in.
 
 Backends see kernel IR, `Launch` arguments and flat buffers, never a
 `Tensor`. The scheduler asks `available()` and `supports()` (each with a
@@ -8,12 +9,15 @@ new, and milliseconds), then `run()`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from .dtypes import DType
 from .kernel_ir import Kernel, Launch
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,31 @@ class Backend(Protocol):
             inputs: list[np.ndarray | None], outputs: list[np.ndarray]) -> None: ...
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray: ...
+
+
+class PerObject(Generic[K, V]):
+    """Values remembered per object (a Kernel, a Launch), for the last `size`
+    objects. A reused schedule runs the same Kernel and Launch objects again,
+    so a backend answers `supports` or prepares a launch once per object;
+    keyed by id, with the object held so its id cannot be reused meanwhile."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._map: dict[int, tuple[K, V]] = {}
+
+    def get(self, obj: K) -> V | None:
+        hit = self._map.get(id(obj))
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+    def put(self, obj: K, value: V) -> V:
+        if len(self._map) >= self.size:
+            self._map.pop(next(iter(self._map)))
+        self._map[id(obj)] = (obj, value)
+        return value
+
+    def clear(self) -> None:
+        self._map.clear()
+
+    def held(self) -> list[K]:
+        """The objects remembered now (tests)."""
+        return [obj for obj, _ in self._map.values()]

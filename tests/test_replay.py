@@ -146,5 +146,5 @@ def test_a_cuda_schedule_replays_and_logs_as_the_full_path(cuda):
         assert r.cache == "hit" and r.compile_ms == 0.0
     # the replayed launches' plans and packed arguments are kept by the backend
     replay = [r for r in replays.entries() if r.steps[0].choice.backend.name == "cuda"][-1]
-    kept = [entry[1] for entry in replay.steps[0].choice.backend._plans.values()]
+    kept = replay.steps[0].choice.backend._plans.held()
     assert all(any(launch is s.launch for launch in kept) for s in replay.steps)
