@@ -15,6 +15,9 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   median      median(A, axis=1)         NumPy partitions each row; torch: quantile(0.5)
   partition   partition(A, 2048, axis=1)  lazyrt sorts (a valid partition); torch: kthvalue
   quantiles   quantile(x, [0.1, 0.5, 0.9])
+  unique      unique(i)                 i: 10M int64 in [0, 100000)
+  valuecount  c[inv] of unique(round(x, 2), return_inverse, return_counts):
+              how often each element's value occurs
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
@@ -47,6 +50,8 @@ def cases() -> dict:
     an = rng.standard_normal((4096, 4096), dtype=np.float32)
     sn, kn = np.sort(xn), rng.standard_normal(1_000_000, dtype=np.float32)
     x, a, s, k = lazy.asarray(xn), lazy.asarray(an), lazy.asarray(sn), lazy.asarray(kn)
+    iin, rn = rng.integers(0, 100_000, 10_000_000), np.round(xn, 2)
+    i, r = lazy.asarray(iin), lazy.asarray(rn)
     out = {
         "rows": (lambda: lnp.sort(a, axis=1), lambda: np.sort(an, axis=1)),
         "columns": (lambda: lnp.sort(a, axis=0), lambda: np.sort(an, axis=0)),
@@ -62,12 +67,14 @@ def cases() -> dict:
                       lambda: np.partition(an, 2048, axis=1)),
         "quantiles": (lambda: lnp.quantile(x, [0.1, 0.5, 0.9]),
                       lambda: np.quantile(xn, [0.1, 0.5, 0.9])),
+        "unique": (lambda: lnp.unique(i), lambda: np.unique(iin)),
+        "valuecount": (lambda: value_counts(lnp, r), lambda: value_counts(np, rn)),
     }
     checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
-    xt, at, st, kt = (torch.from_numpy(v) for v in (xn, an, sn, kn))
+    xt, at, st, kt, it, rt = (torch.from_numpy(v) for v in (xn, an, sn, kn, iin, rn))
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
@@ -76,9 +83,22 @@ def cases() -> dict:
              "median": lambda: torch.quantile(at, 0.5, dim=1),
              "partition": lambda: torch.kthvalue(at, 2049, dim=1).values,
              "quantiles": lambda: torch.quantile(xt, torch.tensor([0.1, 0.5, 0.9],
-                                                                  dtype=torch.float64).float())}
+                                                                  dtype=torch.float64).float()),
+             "unique": lambda: torch.unique(it),
+             "valuecount": lambda: torch_value_counts(rt)}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
+
+
+def value_counts(xp, x):
+    """How often each element's value occurs in x: NumPy's and lazyrt's spelling."""
+    _, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True)
+    return counts[inverse]
+
+
+def torch_value_counts(x):
+    _, inverse, counts = torch.unique(x, return_inverse=True, return_counts=True)
+    return counts[inverse]
 
 
 def close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:

@@ -1,7 +1,8 @@
 """The visible NumPy fallback: run a function lazyrt has not lowered in NumPy.
 
-Sorting, set functions, `searchsorted` and friends have no kernel. Rather
-than hide that, `numpy_fallback` syncs the tensor arguments (a sync with
+Some NumPy functions have no kernel (`einsum`, `nanmedian`, unique rows,
+any NumPy function lazyrt does not name). Rather than hide that,
+`numpy_fallback` syncs the tensor arguments (a sync with
 cause `fallback: <name>`), calls real NumPy on host arrays, wraps the
 results back as tensors on the inputs' device, and logs one kernel record
 with backend `numpy` and reason `fallback: <name> not lowered`, which

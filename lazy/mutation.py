@@ -73,11 +73,13 @@ def write(t: Tensor, dest: View, value: object) -> None:
     runtime.new_version(t._storage, ((v._buf, v._view),), dest)
 
 
-def write_positions(t: Tensor, pos: np.ndarray, value: object) -> None:
-    """Write `value` at element positions `pos` of `t`'s storage (advanced indexing)."""
-    v = _value(value, t._buf.dtype, pos.shape, t.device)
+def write_positions(t: Tensor, pos: np.ndarray | Tensor, value: object) -> None:
+    """Write `value` at element positions `pos` of `t`'s storage (advanced
+    indexing: host positions; a tensor of them may be pending, and is trusted
+    to be in bounds and distinct, as a unique's permutation is)."""
+    v = _value(value, t._buf.dtype, tuple(pos.shape), t.device)
     from .indexing import positions_tensor
-    p = positions_tensor(pos, t.device)
+    p = pos if isinstance(pos, Tensor) else positions_tensor(pos, t.device)
     runtime.new_version(t._storage, ((v._buf, v._view), (p._buf, p._view)), None)
 
 

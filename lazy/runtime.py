@@ -247,9 +247,12 @@ def sync(*tensors: "Tensor", _cause: str = "sync()") -> None:
     _pending_nodes = 0
 
 
-def implicit_sync(t: "Tensor", what: str) -> None:
-    """Sync one tensor because its values were read; logged with the cause."""
-    if not t._buf.pending:
+def implicit_sync(t: "Tensor", what: str, also: tuple = ()) -> None:
+    """Sync one tensor because its values were read; logged with the cause.
+    The tensors in `also` are realized in the same sync, when what follows
+    reads them too (a unique's sorted values beside its change marks)."""
+    bufs = list({id(x._buf): x._buf for x in (t, *also) if x._buf.pending}.values())
+    if not bufs:
         return
     where = user_location()
     mode = config.implicit_sync
@@ -258,4 +261,4 @@ def implicit_sync(t: "Tensor", what: str) -> None:
         raise ImplicitSyncError(message + " (LAZY_IMPLICIT_SYNC=error)")
     if mode == "warn":
         warnings.warn(message, stacklevel=user_stacklevel())
-    _realize([t._buf], f"implicit: {what}", where)
+    _realize(bufs, f"implicit: {what}", where)

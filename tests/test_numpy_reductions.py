@@ -97,22 +97,12 @@ def test_searching():
     assert lazy.log.counters.fallbacks == 0
 
 
-def test_unique_under_strict_fallback_raises():
-    with pytest.raises(lazy.FallbackError, match="unique_values"):
-        lnp.unique_values(lnp.asarray(np.arange(3)))
-
-
-def test_set_functions(allow_fallback):
-    a = np.array([[3, 1, 3], [2, 1, 7]])
-    x = lnp.asarray(a)
-    got, want = lnp.unique_all(x), np.unique_all(a)
-    assert type(got).__name__ == "UniqueAllResult"
-    same(tuple(got), tuple(want))
-    same(tuple(lnp.unique_counts(x)), tuple(np.unique_counts(a)))
-    same(tuple(lnp.unique_inverse(x)), tuple(np.unique_inverse(a)))
-    same(lnp.unique_values(x), np.unique_values(a))
-    same(tuple(lnp.unique(x, return_counts=True)), tuple(np.unique(a, return_counts=True)))
-    assert lazy.log.counters.fallbacks == 5
+def test_unique_of_rows_under_strict_fallback_raises():
+    """The set functions are ours (test_sets.py); unique rows (`axis=`) are NumPy's."""
+    x = lnp.asarray(np.arange(4).reshape(2, 2))
+    np.testing.assert_array_equal(lnp.unique_values(x).numpy(), np.arange(4))
+    with pytest.raises(lazy.FallbackError, match="unique"):
+        lnp.unique(x, axis=0)
 
 
 def test_utility_functions():

@@ -2,8 +2,8 @@
 
 Arrays are `lazy.Tensor`s. Functions lazyrt can express are lazy and
 fuse (elementwise math, reductions, views, where, gathers, matmul,
-cumulative sums, sorts, searchsorted, median and quantiles); the rest (set
-functions, einsum, ...) run in NumPy through
+cumulative sums, sorts, searchsorted, median and quantiles, the set
+functions around one sync); the rest (einsum, ...) run in NumPy through
 `lazy.fallback.numpy_fallback`, each logged as
 `fallback: <name> not lowered` and an error under LAZY_FALLBACK=error.
 Any other NumPy function reached as `lazy.numpy.<name>` is such a

@@ -1,12 +1,12 @@
 """Sorting: `sort`, `argsort`, `partition` and `argpartition` are deferred
-extern kernels (lazy/sorting.py); the set functions are NumPy fallbacks
-(their result's size depends on the data), each logged as `fallback:
-<name> not lowered`."""
+extern kernels (lazy/sorting.py); the set functions sort and mark runs
+with kernels of ours around one sync, their result's size being the
+data's (lazy/sets.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import sorting
+from .. import sets, sorting
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import tensor
@@ -81,31 +81,36 @@ def _selected(a: object, kth: object, axis: int | None, kind: str, order: object
     return t, axis
 
 
-def unique_all(x: object, /):
-    """(values, indices, inverse_indices, counts), as NumPy's namedtuple."""
-    return numpy_fallback("unique_all", np.unique_all, (tensor(x),), {})
+def unique_all(x: object, /) -> sets.UniqueAllResult:
+    """(values, indices, inverse_indices, counts); each NaN is a value of its own."""
+    return sets.unique_all(tensor(x))
 
 
-def unique_counts(x: object, /):
-    return numpy_fallback("unique_counts", np.unique_counts, (tensor(x),), {})
+def unique_counts(x: object, /) -> sets.UniqueCountsResult:
+    return sets.unique_counts(tensor(x))
 
 
-def unique_inverse(x: object, /):
-    return numpy_fallback("unique_inverse", np.unique_inverse, (tensor(x),), {})
+def unique_inverse(x: object, /) -> sets.UniqueInverseResult:
+    return sets.unique_inverse(tensor(x))
 
 
 def unique_values(x: object, /) -> Tensor:
-    return numpy_fallback("unique_values", np.unique_values, (tensor(x),), {})
+    return sets.unique_values(tensor(x))
 
 
 def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *,
-           equal_nan: bool = True):
-    """NumPy's unique, with its optional extra outputs (a NumPy fallback)."""
-    return numpy_fallback("unique", np.unique, (tensor(ar),),
-                          {"return_index": return_index, "return_inverse": return_inverse,
-                           "return_counts": return_counts, "axis": axis,
-                           "equal_nan": equal_nan})
+           equal_nan: bool = True, sorted: bool = True):  # noqa: A002  (NumPy's name)
+    """NumPy's unique, with its optional extra outputs (lazy/sets.py). The
+    values are sorted even with `sorted=False`, one order NumPy allows.
+    Unique rows or columns (`axis`) are a NumPy fallback."""
+    if axis is not None:
+        return numpy_fallback("unique", np.unique, (tensor(ar),),
+                              {"return_index": return_index, "return_inverse": return_inverse,
+                               "return_counts": return_counts, "axis": axis,
+                               "equal_nan": equal_nan})
+    return sets.unique(tensor(ar), return_index, return_inverse, return_counts,
+                         equal_nan=equal_nan)
 
 
 __all__ = ["argpartition", "argsort", "partition", "sort", "unique", "unique_all",

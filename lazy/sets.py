@@ -1,0 +1,129 @@
+"""NumPy's `unique` and the array API's `unique_*`, as our kernels around one sync.
+
+How many distinct values there are depends on the data, so a unique is a
+sync point, as `nonzero` is. Everything around that sync is ours:
+
+1. the flattened input is sorted (argsorted, stably, when the first
+   indices or the inverse are wanted: each run's first element is then the
+   value's first occurrence) by the sort extern (lazy/sorting.py);
+2. one fused kernel marks where the sorted values change;
+3. the implicit sync (`implicit: unique`) computes both, and the host reads
+   where the marks are: the runs' starts, a result-sized array;
+4. the values and first indices are gathers at the starts, the counts the
+   differences of the starts, and the inverse a scatter of each sorted element's
+   run number (a running sum of the marks) through the permutation. These
+   are lazy kernels again, fused into whatever reads them.
+
+Results are sorted. NumPy 2.3's `unique_values` may return integers in
+hash order; a sorted result is one of the orders it allows.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from scheduler.dtypes import int64
+
+from . import indexing, mutation, runtime, sorting
+from .creation import zeros
+from .scan import scan
+from .tensor import Tensor
+
+
+class UniqueAllResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+class Runs(NamedTuple):
+    """The sorted input cut into runs of equal values: what every result reads."""
+    values: Tensor         # one per run, sorted
+    indices: Tensor | None  # each run's first position in the input, if asked for
+    inverse: Tensor | None  # each input element's run, shaped as the input, if asked for
+    counts: Tensor         # each run's length
+
+
+def runs(x: Tensor, *, indices: bool, inverse: bool, equal_nan: bool) -> Runs:
+    """Cut sorted `x` (flattened) into runs of equal values; NaNs form one
+    run when `equal_nan`, else each NaN is a run of its own (the array API's
+    rule)."""
+    flat = x.reshape(-1).contiguous()
+    n = flat.size
+    if indices or inverse:
+        perm = sorting.argsort(flat, 0, "stable")
+        offset = flat._view.offset  # gather reads storage positions
+        ordered = indexing.gather(flat, perm + offset if offset else perm)
+    else:
+        perm, ordered = None, sorting.sort(flat, 0, "quicksort")
+    change = _changes(ordered, equal_nan)
+    runtime.implicit_sync(change, "unique", also=(ordered,) if perm is None else (ordered, perm))
+    bounds = np.concatenate(([0], np.flatnonzero(change.numpy()) + 1, [n])) if n else \
+        np.zeros(1, np.int64)
+    bounds = indexing.positions_tensor(bounds, x.device)  # the runs' starts, then n
+    starts = bounds[:-1]
+    return Runs(indexing.gather(ordered, starts),
+                indexing.gather(perm, starts) if indices else None,
+                _inverse(perm, change, x.shape, x.device) if inverse else None,
+                bounds[1:] - starts)
+
+
+def _changes(ordered: Tensor, equal_nan: bool) -> Tensor:
+    """Bool per sorted neighbour pair: does the value change there?"""
+    after, before = ordered[1:], ordered[:-1]
+    change = after != before
+    if equal_nan and ordered.dtype.is_float:
+        change = change & ((after == after) | (before == before))  # NaN next to NaN is no change
+    return change
+
+
+def _inverse(perm: Tensor, change: Tensor, shape: tuple[int, ...], device: str) -> Tensor:
+    """Each input element's run: the running count of changes before its
+    sorted position, written through the permutation (perm[0]'s run is 0)."""
+    n = perm.size
+    out = zeros(n, dtype=int64, device=device)
+    if n > 1:
+        mutation.write_positions(out, perm[1:], scan(change, "cumsum", 0, int64))
+    return out.reshape(shape)
+
+
+def unique_all(x: Tensor) -> UniqueAllResult:
+    r = runs(x, indices=True, inverse=True, equal_nan=False)
+    return UniqueAllResult(r.values, r.indices, r.inverse, r.counts)
+
+
+def unique_counts(x: Tensor) -> UniqueCountsResult:
+    r = runs(x, indices=False, inverse=False, equal_nan=False)
+    return UniqueCountsResult(r.values, r.counts)
+
+
+def unique_inverse(x: Tensor) -> UniqueInverseResult:
+    r = runs(x, indices=False, inverse=True, equal_nan=False)
+    return UniqueInverseResult(r.values, r.inverse)
+
+
+def unique_values(x: Tensor) -> Tensor:
+    return runs(x, indices=False, inverse=False, equal_nan=False).values
+
+
+def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, *, equal_nan: bool = True
+           ) -> Tensor | tuple[Tensor, ...]:
+    """NumPy's `unique` of the flattened array: the values, then the extra
+    results asked for, in NumPy's order."""
+    r = runs(x, indices=return_index, inverse=return_inverse, equal_nan=equal_nan)
+    extra = [a for want, a in ((return_index, r.indices), (return_inverse, r.inverse),
+                               (return_counts, r.counts)) if want]
+    return (r.values, *extra) if extra else r.values

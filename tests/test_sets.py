@@ -1,0 +1,140 @@
+"""The set functions (`unique`, `unique_all`, ...; lazy/sets.py): sorts and
+kernels of ours around one sync, checked against NumPy. This module runs
+under LAZY_FALLBACK=error, so none of them is a fallback."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import lazy
+import lazy.numpy as lnp
+from conftest import DTYPE_NAMES, sample
+from test_sort import tricky
+
+pytestmark = pytest.mark.usefixtures("strict_fallback")
+
+FLAGS = [(False, False, False), (True, False, False), (False, True, False),
+         (False, False, True), (True, True, True)]
+
+
+def same_arrays(got: tuple, want: tuple, nans: np.ndarray | None = None,
+                inverse_at: int | None = None) -> None:
+    """Equal dtypes, shapes and values. At `inverse_at` is an inverse, and
+    where `nans` marks distinct NaNs, any one-to-one choice of their
+    indices is right: NumPy's argsort there is not stable, ours is."""
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype.name, g.shape) == (w.dtype.name, w.shape), (g, w)
+        g = g.numpy()
+        if i == inverse_at and nans is not None and nans.any():
+            np.testing.assert_array_equal(np.sort(g[nans]), np.sort(w[nans]))
+            g, w = g[~nans], w[~nans]
+        np.testing.assert_array_equal(g, w)
+
+
+def as_tuple(r: object) -> tuple:
+    return r if isinstance(r, tuple) else (r,)
+
+
+def check_all_forms(a: np.ndarray, x: lazy.Tensor) -> None:
+    """Every set function of `x` against NumPy's of `a`."""
+    nans = np.isnan(a) if a.dtype.kind == "f" else None
+    for name in ("unique_all", "unique_counts", "unique_inverse"):
+        got, want = getattr(lnp, name)(x), getattr(np, name)(a)
+        assert (type(got).__name__, got._fields) == (type(want).__name__, want._fields)
+        at = got._fields.index("inverse_indices") if "inverse_indices" in got._fields else None
+        same_arrays(got, want, nans, at)
+    # NumPy 2.3's unique_values may give integers in hash order; ours are sorted
+    same_arrays((lnp.unique_values(x),), (np.sort(np.unique_values(a)),))
+    for flags in FLAGS:
+        for equal_nan in (True, False):
+            same_arrays(as_tuple(lnp.unique(x, *flags, equal_nan=equal_nan)),
+                        as_tuple(np.unique(a, *flags, equal_nan=equal_nan)),
+                        None if equal_nan else nans, 1 + flags[0] if flags[1] else None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPE_NAMES), seed=st.integers(0, 2 ** 16),
+       layout=st.sampled_from(["contiguous", "transposed", "sliced"]))
+def test_set_functions_match_numpy(shape, dtype, seed, layout):
+    """Values, first indices, inverse and counts, with ties, ±0, NaNs of
+    several payloads, and inputs that are strided or offset views."""
+    a = tricky(shape, dtype, np.random.default_rng(seed))
+    x = lazy.asarray(a)
+    if layout == "transposed":
+        a, x = a.T, x.T
+    elif layout == "sliced" and a.ndim:
+        a, x = a[1::2], x[1::2]
+    check_all_forms(a, x)
+
+
+def test_many_values_split_over_threads_match_numpy():
+    """Large enough that the argsort splits rows over threads and the kernels run in parts."""
+    rng = np.random.default_rng(7)
+    for a in (rng.integers(-500, 500, 300_000), sample((700, 600), "float32", rng)):
+        check_all_forms(a, lazy.asarray(a))
+
+
+def test_one_sync_then_lazy_kernels(fresh_log):
+    """Nothing runs at the call but the one implicit sync that counts the
+    runs; the results are pending after it and fuse with what reads them."""
+    a = np.array([[3, 1, 3], [2, 1, 7]], np.int64)
+    x = lazy.asarray(a) * 2
+    assert len(lazy.log) == 0
+    values, idx, inverse, counts = lnp.unique_all(x)
+    assert [s.cause for s in lazy.log.syncs] == ["implicit: unique"]
+    assert [r.kernel.split("_")[0] for r in lazy.log] == ["e0", "argsort", "e2", "e3"]
+    assert values._buf.pending and idx._buf.pending and inverse._buf.pending
+    y = values + 1
+    np.testing.assert_array_equal(y.numpy(), np.unique(a * 2) + 1)
+    assert len(lazy.log.syncs) == 2 and lazy.log.syncs[1].kernels == 1  # gather + add, fused
+    lazy.sync(idx, inverse, counts)
+    want = np.unique_all(a * 2)
+    same_arrays((idx, inverse, counts), (want.indices, want.inverse_indices, want.counts))
+    assert lazy.log.counters.fallbacks == 0
+
+
+def test_values_alone_sort_without_indices(fresh_log):
+    x = lazy.asarray(np.array([4.0, 1.0, 4.0, np.nan, np.nan], np.float32))
+    got = lnp.unique(x)
+    sync = lazy.log.syncs[0]
+    assert [r.kernel.split("_")[0] for r in lazy.log] == ["sort", "e1"], lazy.log.table()
+    assert sync.cause == "implicit: unique"
+    np.testing.assert_array_equal(got.numpy(), [1.0, 4.0, np.nan])
+
+
+def test_implicit_sync_error_mode_raises_before_anything_runs(fresh_log, monkeypatch):
+    monkeypatch.setenv("LAZY_IMPLICIT_SYNC", "error")
+    x = lazy.asarray(np.array([2, 1, 2])) + 0
+    with pytest.raises(lazy.ImplicitSyncError, match="implicit sync: unique at"):
+        lnp.unique_values(x)
+    assert len(lazy.log) == 0 and x._buf.pending
+
+
+def test_other_pending_tensors_are_left_pending(fresh_log):
+    """The sync computes what the unique reads, nothing else."""
+    other = lazy.arange(5) * 3
+    lnp.unique_counts(lazy.asarray(np.array([1, 1, 2])) + 1)
+    assert other._buf.pending
+    np.testing.assert_array_equal(other.numpy(), np.arange(5) * 3)
+
+
+def test_unique_of_rows_is_a_logged_fallback(fallback_log):
+    """`axis=` (unique rows) has no kernels of ours: NumPy's, and the log says so."""
+    a = np.array([[1, 2], [1, 2], [0, 5]])
+    same_arrays(as_tuple(lnp.unique(lazy.asarray(a), return_counts=True, axis=0)),
+                np.unique(a, return_counts=True, axis=0))
+    assert lazy.log.counters.fallbacks == 1
+
+
+def test_on_the_emulated_gpu(cuda):
+    """The same kernels on device cuda: CuPy's argsort and scan, our gathers and scatter."""
+    from cuda_lazy_helpers import check
+    a = np.array([[3.0, np.nan, 1.0], [np.nan, 3.0, -0.0], [0.0, 2.0, 3.0]])
+    got, want = lnp.unique_all(lazy.asarray(a, device="cuda")), np.unique_all(a)
+    for g, w in zip(got, want):
+        check(g, w)
+    check(lnp.unique(lazy.asarray(a, device="cuda"), return_counts=True)[1],
+          np.unique(a, return_counts=True)[1])
