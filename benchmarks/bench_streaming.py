@@ -8,7 +8,7 @@ by normal stores (the launcher's threshold switched in between, the order
 alternating per round), each followed by a sync that reads the result
 back (`(y * 2).sum()`, as a next step would). It prints kernel-time
 medians from the log, and the threshold lazyrt picks on this machine
-(cpu_backend/launch.py, `stream_min_bytes`). docs/performance.md,
+(cpu_backend/launch.py, `stream_min_bytes`). docs/performance_history.md,
 "Streaming threshold from the private caches", has results.
 """
 from __future__ import annotations

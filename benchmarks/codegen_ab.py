@@ -23,7 +23,7 @@ B is one of:
   which checks the harness itself (a variant mapped to the wrong twin once
   made "B" look 20-45% slower).
 
-docs/performance.md ("Compile latency without LSR", "The generator's own
+docs/performance_history.md ("Compile latency without LSR", "The generator's own
 vector loops", "Prefetching across 4 KB pages", "512-bit vector loops on
 Intel") has results.
 """

@@ -6,7 +6,7 @@ arrays for partial accumulators, the pool's fields written one by one, then
 separate ctypes calls to post, join and fold. Warm, that is ~10 us. After
 a big array operation has evicted the caches (a 64 MB reduction, say) each
 of those steps costs 10-40 us, and together they were a quarter of the
-Python in a cold sync (docs/performance.md, "Dispatch in one native call").
+Python in a cold sync (docs/performance_history.md, "Dispatch in one native call").
 
 `lazy_launch(state, fn, record, buffers, given)` does all of it in one call:
 

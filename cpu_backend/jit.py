@@ -57,7 +57,7 @@ def _features() -> str:
     vectors, so a reduction's loop read 32 floats per iteration there
     instead of 64. On an Emerald Rapids VM the 512-bit loops ran the W3
     sums 4-12% faster, the softmax's logsumexp 8%, argmax rows 15%, and
-    nothing slower (docs/performance.md, "512-bit vector loops on Intel").
+    nothing slower (docs/performance_history.md, "512-bit vector loops on Intel").
     simd.py's loops name their vector types and were 512-bit already. A
     host without AVX-512 still gets its widest registers."""
     feats = llvm.get_host_cpu_features().flatten()

@@ -335,7 +335,7 @@ def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
     STREAM_PREFETCH bytes (times its stride) ahead, into L1. The hardware's stream
     prefetcher starts over at each 4 KB page and does not run far enough
     ahead for two threads reading at 30+ GB/s: W2 and W4 ran about 15%
-    faster with it, W1 5-7%, the triad the same (docs/performance.md,
+    faster with it, W1 5-7%, the triad the same (docs/performance_history.md,
     "Streaming threshold from the private caches"). Only streamed blocks do
     this, so the base kernel is as before. The addresses may lie past the array: a prefetch never
     faults, and the GEPs are not `inbounds`.
@@ -344,7 +344,7 @@ def _prefetch_inputs(g: _Gen, at: list, tag, pick) -> None:
     times the stride when that is a compile-time constant (1, or one of
     STRIDE_VERSIONS): x[:, 0] of an (n, 2) float32 array reads 8 lines per
     block, not 4. Asking for only the first half left W1's kernel 3% slower
-    (docs/performance.md, "Prefetching the whole strided block"). A run-time
+    (docs/performance_history.md, "Prefetching the whole strided block"). A run-time
     stride keeps the unit-stride span."""
     if not STREAM_PREFETCH:
         return
@@ -522,7 +522,7 @@ def prefetch_ahead(b: ir.IRBuilder, rows: list[ir.Value], j: ir.Value) -> None:
     block, 64 KB ahead, starts both early: float32 row and full sums read
     such memory 5-20% faster, and huge-page memory no slower. The
     logsumexp rows of a softmax measured 3-7% slower with it, so they do
-    without (docs/performance.md, "Prefetching across 4 KB pages"). The
+    without (docs/performance_history.md, "Prefetching across 4 KB pages"). The
     address may lie past the array: a prefetch never faults, and the GEPs
     are not `inbounds`.
     """

@@ -142,7 +142,8 @@ class Buffer:
     atomic, and a sweep (under a lock) replaces only the prefix it read.
     No list is swept before it holds READERS_SWEEP references: from 8, a
     buffer read in a loop (`x + 1`, dropped at once) was swept every 8 ops,
-    0.3 us of every op's 4.8 (docs/performance.md, "Op build").
+    0.3 us of every op's 4.8 (docs/performance_history.md,
+    "Op build on the Xeon").
     """
     __slots__ = ("device", "dtype", "size", "array", "node", "readers", "_sweep_at",
                  "__weakref__")

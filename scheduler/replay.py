@@ -7,7 +7,8 @@ of that comes out the same every time, so after one full run its answers
 are kept here, beside the template, and the next hit binds the graph's
 buffers straight to the kernels. On this machine that is half of a small
 sync's Python, and far more after a big array operation has evicted the
-caches (docs/performance.md, "Issue 5: where it stands").
+caches (docs/performance_history.md, "Issue 5: where it stands (2026-11-21,
+after the performance work)").
 
 Only schedules whose every step is a kernel chosen for LLVM on the CPU or
 for CUDA on the GPU (no writes into a base, no fused matmul, no run-time

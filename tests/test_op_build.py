@@ -1,7 +1,7 @@
 """The op-build fast path keeps every behaviour: where ops were built, live
 tensors, readers of buffers, cached checks and promotion, constants.
 
-docs/performance.md ("Op-build overhead") says what the fast path does and
+docs/performance_history.md ("Op-build overhead") says what the fast path does and
 what it costs; these tests pin what it must not change.
 """
 from __future__ import annotations
