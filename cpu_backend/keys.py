@@ -45,7 +45,8 @@ def structural_key(k: Kernel) -> str:
             lines.append(sig)
         node_id[id(e)] = sig_id[sig]
     ins = ",".join(f"Input({i.dtype!r},{i.space},chain={i.chain!r},inner={i.inner!r},"
-                   f"iota={i.iota},indirect={i.indirect})" for i in k.inputs)
+                   f"iota={i.iota},indirect={i.indirect},out_inner={i.out_inner!r})"
+                   for i in k.inputs)
     red = "none"
     if k.reduce is not None:
         r = k.reduce

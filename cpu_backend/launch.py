@@ -82,7 +82,10 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto",
 
     Tiled when some full-space input is contiguous along the innermost out
     axis and none is contiguous along the innermost reduce axis, e.g. a
-    column sum; `order` "tiled"/"per-element" forces it (tests, experiments).
+    column sum. An input the same all along the innermost out axis (stride
+    0 there: the weights of a weighted column sum) does not count: it is
+    one value per reduce step either way. `order` "tiled"/"per-element"
+    forces it (tests, experiments).
     `threads` (default: default_threads()) sets the streaming threshold.
     """
     if kernel.reduce is None:
@@ -99,7 +102,7 @@ def choose_tile(kernel: Kernel, launch: Launch, order: str = "auto",
         if inp.space != "full" or inp.iota or inp.indirect:
             continue
         st = views[0].strides
-        if abs(st[-1]) == 1 and shape[-1] > 1:
+        if abs(st[-1]) == 1 and shape[-1] > 1 and st[n_out - 1] != 0:
             return 0
         along_out |= abs(st[n_out - 1]) == 1
     return int(along_out)

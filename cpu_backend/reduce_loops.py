@@ -37,10 +37,12 @@ def tile_eligible(k: Kernel) -> bool:
     """Whether the tiled order is compiled at all: it needs an out axis and is
     never chosen when some input is contiguous along the reduce axis (inner 1,
     or -1 when reversed), so those kernels skip it (it roughly doubles compile
-    time)."""
+    time). An input the same all along the innermost out axis (`out_inner`
+    0) does not count: in `(w[:, None] * A).sum(0)` w is one value per
+    reduce step either way, and A is read down its columns."""
     full = [i for i in k.inputs if i.space == "full" and not i.iota and not i.indirect]
     return k.reduce is not None and k.n_out > 0 and bool(full) and \
-        not any(i.inner in (1, -1) for i in full)
+        not any(i.inner in (1, -1) and i.out_inner != 0 for i in full)
 
 
 class ReductionLoops:
@@ -57,7 +59,10 @@ class ReductionLoops:
         self.o_views = []
         for i, inp in enumerate(k.inputs):
             slot = g.lay.inputs[i][0]
-            self.o_views.append((slot, _strides(g, slot, 0, self.nout, inp.inner)))
+            st = _strides(g, slot, 0, self.nout, inp.inner)
+            if inp.out_inner is not None:
+                st[-1] = ir.Constant(I64, inp.out_inner)
+            self.o_views.append((slot, st))
         self.o_views += [(s, _strides(g, s, 0, self.nout, o.inner))
                          for s, o in zip(g.lay.outputs, k.outputs)]
         self.r_st = {i: _strides(g, g.lay.inputs[i][0], self.nout, self.nd, k.inputs[i].inner)

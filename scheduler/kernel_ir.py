@@ -120,6 +120,10 @@ class Input:
                                  # at compile time (0, 1 or -1), else None: runtime
     iota: bool = False           # the value is the position itself
     indirect: bool = False       # read only by Gather at computed positions
+    out_inner: int | None = None  # reductions: 0 when a full input is the same all along
+                                  # the innermost out axis (stride 0), else None: runtime.
+                                  # A column sum's tiled loop runs along that axis, and a
+                                  # runtime 0 there keeps LLVM from vectorizing it
 
 
 @dataclass(frozen=True)

@@ -258,8 +258,9 @@ def lower(group: Group, name_index: int) -> Step:
         rank = len(shape) if sp == "full" else n_out
         first = View(tuple(shape[:rank]), tuple(strides), p[0].offset)
         iota = not indirect[i] and buf.pending and buf.node.op == "iota"  # gathers need memory
+        out_inner = 0 if reduce and sp == "full" and strides[n_out - 1] == 0 else None
         inputs.append(Input(buf.dtype, sp, tuple(v.ndim for v in p[1:]), _inner(strides), iota,
-                            indirect[i]))
+                            indirect[i], out_inner))
         launch_views.append([first, *p[1:]])
         bufs.append(None if iota else buf)
     outputs, out_launch = [], []
