@@ -420,16 +420,6 @@ def test_linalg_matches_numpy():
         lnp.vecdot(x, y)
 
 
-def test_einsum_is_a_logged_fallback(monkeypatch):
-    monkeypatch.setenv("LAZY_FALLBACK", "allow")
-    a = np.arange(6.0).reshape(2, 3)
-    same(lnp.einsum("ij,kj->ik", lnp.asarray(a), lnp.asarray(a)), np.einsum("ij,kj->ik", a, a))
-    assert [r.reason for r in lazy.log if r.backend == "numpy"] == ["fallback: einsum not lowered"]
-    monkeypatch.setenv("LAZY_FALLBACK", "error")
-    with pytest.raises(lazy.FallbackError, match="einsum"):
-        lnp.einsum("ii", lnp.asarray(np.eye(2)))
-
-
 def test_take_and_take_along_axis():
     a = np.arange(12.0).reshape(3, 4)
     x = lnp.asarray(a)

@@ -1,17 +1,18 @@
 """Linear algebra: matmul is an extern BLAS kernel; tensordot, dot, vecdot,
 outer, inner and trace compose views, elementwise ops, reductions and
-matmul; einsum is a NumPy fallback."""
+matmul; so does einsum (lazy/einsum.py)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from .. import elementwise, linalg, reductions, views
-from ..fallback import numpy_fallback
+from scheduler.dtypes import as_dtype
+
+from .. import einsum as _einsum, elementwise, linalg, reductions, views
 from ..tensor import Tensor
 from ._dtypes import result_type
-from ._helpers import axis_arg, tensor
+from ._helpers import axis_arg, store_out, tensor
 
 
 def matmul(x1: object, x2: object, /) -> Tensor:
@@ -95,10 +96,28 @@ def trace(a: object, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     return reductions.reduce(views.diagonal(tensor(a), offset, axis1, axis2), "sum", -1)
 
 
-def einsum(subscripts: str, *operands: object, **kwargs: object) -> Tensor:
-    """NumPy's einsum (a NumPy fallback)."""
-    return numpy_fallback("einsum", np.einsum, (subscripts, *(tensor(o) for o in operands)),
-                          kwargs)
+def einsum(*args: object, out: object = None, dtype: object = None, order: str = "K",
+           casting: str = "safe", optimize: object = False) -> Tensor:
+    """NumPy's einsum, in views, fused products and sums, and matmuls
+    (lazy/einsum.py); also NumPy's sublist form. `optimize` is accepted:
+    the order of contractions is always lazyrt's own (smallest first)."""
+    if not args:
+        raise TypeError("einsum() missing the subscripts string and operands")
+    subscripts, operands = (args[0], list(args[1:])) if isinstance(args[0], str) else \
+        _einsum.sublists(args)
+    ts = [tensor(o) for o in operands]
+    if dtype is not None:
+        want = as_dtype(dtype)
+        for i, t in enumerate(ts):
+            if not np.can_cast(t.dtype.np, want.np, casting):
+                raise TypeError(f"einsum: operand {i} dtype {t.dtype.name} cannot be cast to "
+                                f"{want.name} according to the rule {casting!r}")
+        ts = [elementwise.cast(t, want) for t in ts]
+    devices = sorted({t.device for t in ts})
+    if len(devices) > 1:
+        raise ValueError(f"einsum: expected all operands on the same device, but found "
+                         f"{' and '.join(devices)}")
+    return store_out(_einsum.einsum(subscripts, ts), out, casting)
 
 
 __all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "trace", "vecdot"]
