@@ -26,6 +26,7 @@ from .pack import LaunchPlan
 from .partition import partition
 from .scan import run_scan
 from .search import run_search
+from .short_rows import Merge, merge
 from .lowering import EMITTERS
 
 _JIT: JIT | None = None
@@ -109,6 +110,18 @@ class CPUBackend:
                 raise TypeError(f"output {i} must be a writable contiguous {t} array")
             bufs.append(y)
         prepared = self._prepare(compiled, kernel, launch)
+        m = prepared.merge
+        if m is None:
+            self._launch(compiled, prepared, bufs)
+            return
+        nin = len(inputs)
+        self._launch(compiled, self._prepare(compiled, kernel, m.main),
+                     m.main_inputs(bufs[:nin]) + bufs[nin:])
+        if m.tail is not None:
+            self._launch(compiled, self._prepare(compiled, kernel, m.tail), bufs)
+
+    def _launch(self, compiled: Compiled, prepared: "_Prepared", bufs: list) -> None:
+        """Run one prepared launch on the pool, in the variant it calls for."""
         if prepared.split is None:
             return
         variant = STREAM if prepared.stream else None
@@ -137,6 +150,9 @@ class CPUBackend:
         red = kernel.reduce
         if red is not None and math.prod(shape) == 0 and REDUCTIONS[red.op].identity is None:
             raise ValueError(f"zero-size reduction with {red.op}, which has no identity")
+        m = merge(kernel, launch)
+        if m is not None:  # short rows: run k at a time (short_rows.py)
+            return _Prepared(launch, kernel, None, None, None, None, merge=m)
         args, scalars = compiled.plan.pack(launch)
         tile = choose_tile(kernel, launch, self.loop_order, self.launcher.threads)
         split = self.launcher.split(kernel, shape, compiled.in_order, tile)
@@ -169,11 +185,12 @@ class CPUBackend:
 class _Prepared:
     launch: Launch
     kernel: Kernel
-    args: np.ndarray      # packed sizes, strides, offsets (read-only to kernels)
-    scalars: np.ndarray
+    args: np.ndarray | None      # packed sizes, strides, offsets (read-only to kernels)
+    scalars: np.ndarray | None
     split: Split | None   # None: an empty launch, nothing to run
     record: LaunchRecord | None  # what dispatch.lazy_launch reads: the above's addresses
     stream: bool = False  # the output is written with streaming stores (loops.py)
+    merge: Merge | None = None  # run as two launches instead (short_rows.py)
 
 
 def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:
