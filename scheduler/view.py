@@ -191,7 +191,7 @@ def compose(outer: View, inner: View) -> View | None:
     `inner` maps that shape into real storage. The result maps outer's
     shape straight into real storage.
     """
-    if inner.size == 0 or outer.size == 0:
+    if inner.size == 0 or outer.size == 0 or not any(inner.strides):  # one element
         return View(outer.shape, (0,) * outer.ndim, inner.offset)
     if inner.offset == 0 and inner.is_contiguous():  # storage order: the identity
         return outer

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import lazy
+from scheduler.interpret import positions
+from scheduler.view import View, compose
 from conftest import assert_close, assert_layout_like, backends_used, np_offset, np_strides
 
 pytestmark = pytest.mark.usefixtures("strict_fallback")
@@ -476,3 +479,43 @@ def test_view_vs_reshape_copy_decisions_match_torch():
                 assert got.stride()[d] == expected.stride()[d], (shape, got.stride(),
                                                                  expected.stride())
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@st.composite
+def _composable(draw):
+    """(outer, inner): inner any view (broadcast and reversed axes, an
+    offset), outer a view of the contiguous layout of inner's shape, made
+    by slicing, permuting, expanding or reshaping it."""
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
+    strides = tuple(draw(st.sampled_from([0, 1, -1, 2, 3, 5])) for _ in shape)
+    inner = View(shape, strides, draw(st.integers(0, 40)))
+    outer = View.contiguous(shape)
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["slice", "permute", "expand", "reshape"]))
+        if op == "slice" and outer.ndim:
+            d = draw(st.integers(0, outer.ndim - 1))
+            n = outer.shape[d]
+            start = draw(st.integers(0, n))
+            outer = outer.slice(d, start, draw(st.integers(start, n)), draw(st.integers(1, 3)))
+        elif op == "permute":
+            outer = outer.permute(tuple(draw(st.permutations(range(outer.ndim)))))
+        elif op == "expand":
+            outer = outer.unsqueeze(0).expand((draw(st.integers(1, 3)),) + outer.shape)
+        elif op == "reshape" and outer.size:
+            flat = outer.reshape((outer.size,))
+            outer = flat if flat is not None else outer
+    return outer, inner
+
+
+@settings(max_examples=300, deadline=None)
+@given(_composable())
+def test_compose_reads_what_the_chain_reads(views):
+    """compose(outer, inner), when strides can say it, reads every element
+    where reading through outer, then inner, does (or says None)."""
+    outer, inner = views
+    merged = compose(outer, inner)
+    if merged is None:
+        return
+    assert merged.shape == outer.shape
+    want = positions(outer, [inner], outer.shape)
+    np.testing.assert_array_equal(positions(merged, [], outer.shape), want)
