@@ -10,6 +10,7 @@ whenever the table has doubled since the last sweep.
 """
 from __future__ import annotations
 
+import gc
 import math
 import threading
 import warnings
@@ -184,9 +185,25 @@ def element_array(buf: Buffer, offset: int) -> Any:
 def _realize(bufs: list[Buffer], cause: str, where: str) -> None:
     """Realize the still-pending `bufs` under the sync lock (another thread
     may have realized some meanwhile), then let go of written storages
-    whose writes have run."""
+    whose writes have run.
+
+    Python's cyclic GC is held off meanwhile, and restored after: planning
+    allocates (kernel IR, templates) while the whole pending graph is alive,
+    and every full collection that triggered walked all of that graph
+    without freeing any of it (it holds no cycles): syncing a 100,000-op
+    chain spent 3.6 of its 8.1 s in six of them. Only the sync's own span
+    is affected, under the sync lock; a program that turned the GC off
+    keeps it off. (Plain calls, not a context manager: 2.5 us less on
+    every small sync.)"""
     with _sync_lock:
-        _realize_locked([b for b in bufs if b.pending], cause, where)
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            _realize_locked([b for b in bufs if b.pending], cause, where)
+        finally:
+            if collecting:
+                gc.enable()
         with _tables_lock:
             for key in [key for key, s in _writes.items() if not s.buf.pending]:
                 del _writes[key]
