@@ -5,13 +5,22 @@ c's strides (0, 1) keep the lowering from merging the two axes, and each
 row pays the loop's setup (its operands' row pointers, the stride-version
 checks, a vector loop that never runs) for three elements of scalar
 work: 3.5 ms where a flat loop over the same 3M elements takes 0.36.
+Rows up to a few dozen elements pay for it too (3M float32 as rows of
+16: 1.27 ms; of 33: 0.62), and more when the rows are too short for the
+output's streaming stores (loops.py's blocks of 256 bytes).
+
+The sizes were measured (3M float32 `p + c`, kernel medians, one process
+per setting, 2026-11-22 23:05 UTC): merged rows of 256 elements gave
+0.49-0.59 ms for rows of 3 to 33, of 1024 0.46-0.48, of 4096 0.41-0.43
+(a flat loop: 0.35); rows of 64 and more gained little or lost (256:
+0.37 unmerged, 0.41 merged), so they are left alone.
 
 At launch, such a kernel runs over rows of k * n elements instead.
 Operands contiguous across the two axes (row stride = n * element
 stride: P, the output) are viewed as (R // k, k * n), and each
 row-broadcast input (row stride 0: c) is replaced by a small array
-holding its row k times, read from its memory at every run (a few hundred
-elements). The R % k rows left over run as a second launch with the
+holding its row k times, read from its memory at every run (4096
+elements or so: 16 KB of float32, in L1 or L2 while the rows stream by). The R % k rows left over run as a second launch with the
 original views, shifted. It is the same compiled kernel either way: only
 run-time sizes and strides change, and each merged view keeps its inner
 stride, which the kernel may have fixed at compile time. An iota input's
@@ -30,8 +39,8 @@ import numpy as np
 from scheduler.kernel_ir import Kernel, Launch
 from scheduler.view import View
 
-SHORT_ROW = 16     # rows shorter than this (elements) are merged
-MERGED_ROW = 256   # elements per merged row to aim for: k = MERGED_ROW // n
+SHORT_ROW = 64     # rows shorter than this (elements) are merged
+MERGED_ROW = 4096  # elements per merged row to aim for: k = MERGED_ROW // n
 
 
 @dataclass(frozen=True)
