@@ -10,7 +10,7 @@ Rows up to a few dozen elements pay for it too (3M float32 as rows of
 output's streaming stores (loops.py's blocks of 256 bytes).
 
 The sizes were measured (3M float32 `p + c`, kernel medians, one process
-per setting, 2026-11-22 23:05 UTC): merged rows of 256 elements gave
+per setting, 2026-11-22 22:57 UTC): merged rows of 256 elements gave
 0.49-0.59 ms for rows of 3 to 33, of 1024 0.46-0.48, of 4096 0.41-0.43
 (a flat loop: 0.35); rows of 64 and more gained little or lost (256:
 0.37 unmerged, 0.41 merged), so they are left alone.
