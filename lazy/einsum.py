@@ -39,8 +39,12 @@ _ELLIPSIS = 0x100  # broadcast axes get the characters from here on: never lette
 
 
 def einsum(subscripts: str, operands: list[Tensor], dtype: DType | None = None) -> Tensor:
-    """The einsum of `operands` (already tensors on one device, and cast to
-    `dtype` by the caller when one was asked for)."""
+    """The einsum of `operands` (tensors, already cast to `dtype` by the
+    caller when one was asked for)."""
+    devices = sorted({t.device for t in operands})
+    if len(devices) > 1:
+        raise ValueError(f"einsum: expected all operands on the same device, but found "
+                         f"{' and '.join(devices)}")
     labels, out = parse(subscripts, [t.shape for t in operands])
     size = _sizes(labels, operands)
     common = dtype or result_type(*(t.dtype for t in operands))

@@ -11,7 +11,8 @@ import numpy as np
 
 from scheduler.interpret import positions
 
-from . import elementwise, indexing, linalg, reductions, sorting, views
+from . import elementwise, indexing, linalg, reductions, sets, sorting, views
+from .einsum import einsum as contract
 from .scan import scan
 from .sorting import SortResult
 from .tensor import Tensor, asarray_like
@@ -132,6 +133,19 @@ def sort(x: object, dim: int = -1, descending: bool = False, *, stable: bool = F
 def argsort(x: object, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """PyTorch's argsort (stable when asked, NumPy's quicksort otherwise)."""
     return sorting.argsort(_t(x), dim, sorting.sort_kind(None, stable), descending)
+
+
+def unique(x: object, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None):
+    """PyTorch's unique (lazy/sets.py): one sync, then lazy results."""
+    return sets.torch_unique(_t(x), sorted, return_inverse, return_counts, dim)
+
+
+def einsum(equation: str, *operands: object) -> Tensor:
+    """PyTorch's einsum, operands given one by one or as one list (lazy/einsum.py)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return contract(equation, [_t(o) for o in operands])
 
 
 def searchsorted(sorted_sequence: object, input: object, *, right: bool = False,

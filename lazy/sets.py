@@ -118,6 +118,21 @@ def unique_values(x: Tensor) -> Tensor:
     return runs(x, indices=False, inverse=False, equal_nan=False).values
 
 
+def torch_unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+                 return_counts: bool = False, dim: int | None = None
+                 ) -> Tensor | tuple[Tensor, ...]:
+    """PyTorch's `torch.unique` and `Tensor.unique`: the values, then the
+    inverse and counts asked for; each NaN is its own value, as in PyTorch.
+    Sorted either way (`sorted=False` leaves the order open). Unique slices
+    along `dim` are NumPy's `unique(axis=dim)`, a logged fallback."""
+    if dim is not None:
+        from .numpy import unique as numpy_unique
+        return numpy_unique(x, False, return_inverse, return_counts, axis=dim)
+    r = runs(x, indices=False, inverse=return_inverse, equal_nan=False)
+    extra = [a for want, a in ((return_inverse, r.inverse), (return_counts, r.counts)) if want]
+    return (r.values, *extra) if extra else r.values
+
+
 def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, *, equal_nan: bool = True
            ) -> Tensor | tuple[Tensor, ...]:

@@ -531,6 +531,11 @@ class Tensor(ArrayProtocols):
 
     put = methods.numpy_method("put")
 
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """PyTorch's `x.unique()` (lazy/sets.py)."""
+        from .sets import torch_unique  # imported late: sets.py imports this module
+        return torch_unique(self, sorted, return_inverse, return_counts, dim)
+
     def argsort(self, *args, **kwargs) -> Tensor:
         """NumPy's `a.argsort(axis, kind)` and PyTorch's `x.argsort(dim, descending)`."""
         from .sorting import argsort_method  # imported late: sorting.py imports this module

@@ -170,3 +170,18 @@ def test_on_the_emulated_gpu(cuda):
     check(lnp.einsum("ij,jk->ik", x, y), np.einsum("ij,jk->ik", a, b))
     check(lnp.einsum("ij,ij->j", x, x), np.einsum("ij,ij->j", a, a))
     check(lnp.einsum("ii", x[:3]), np.einsum("ii", a[:3]))
+    with pytest.raises(ValueError, match="expected all operands on the same device, but "
+                                         "found cpu and cuda"):
+        lazy.einsum("ij,jk", lazy.asarray(a), y)
+
+
+def test_the_torch_form_matches_torch():
+    """lazy.einsum takes operands one by one or as one list, as torch.einsum."""
+    import torch
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    want = torch.einsum("ij,jk->ik", torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    np.testing.assert_allclose(lazy.einsum("ij,jk->ik", lazy.asarray(a), lazy.asarray(b)).numpy(),
+                               want, rtol=1e-12)
+    np.testing.assert_allclose(lazy.einsum("ij,jk->ik", [lazy.asarray(a), lazy.asarray(b)]).numpy(),
+                               want, rtol=1e-12)

@@ -138,3 +138,25 @@ def test_on_the_emulated_gpu(cuda):
         check(g, w)
     check(lnp.unique(lazy.asarray(a, device="cuda"), return_counts=True)[1],
           np.unique(a, return_counts=True)[1])
+
+
+def test_torch_forms_match_torch():
+    """lazy.unique and x.unique() return what torch.unique does (NaNs distinct;
+    slices along `dim` through NumPy's unique, a logged fallback)."""
+    import torch
+    a = np.array([[3.0, np.nan, 1.0], [np.nan, 3.0, 2.0]], np.float32)
+    x, t = lazy.asarray(a), torch.from_numpy(a)
+    for inverse in (False, True):
+        for counts in (False, True):
+            got = as_tuple(lazy.unique(x, return_inverse=inverse, return_counts=counts))
+            want = as_tuple(torch.unique(t, return_inverse=inverse, return_counts=counts))
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert g.shape == tuple(w.shape)
+                np.testing.assert_array_equal(g.numpy(), w.numpy())
+    np.testing.assert_array_equal(x.unique().numpy(), torch.unique(t).numpy())
+    rows = np.array([[1, 2], [0, 5], [1, 2]])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LAZY_FALLBACK", "allow")
+        np.testing.assert_array_equal(lazy.unique(lazy.asarray(rows), dim=0).numpy(),
+                                      torch.unique(torch.from_numpy(rows), dim=0).numpy())

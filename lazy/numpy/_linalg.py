@@ -9,7 +9,8 @@ import numpy as np
 
 from scheduler.dtypes import as_dtype
 
-from .. import einsum as _einsum, elementwise, linalg, reductions, views
+from .. import elementwise, linalg, reductions, views
+from ..einsum import einsum as contract, sublists
 from ..tensor import Tensor
 from ._dtypes import result_type
 from ._helpers import axis_arg, store_out, tensor
@@ -104,7 +105,7 @@ def einsum(*args: object, out: object = None, dtype: object = None, order: str =
     if not args:
         raise TypeError("einsum() missing the subscripts string and operands")
     subscripts, operands = (args[0], list(args[1:])) if isinstance(args[0], str) else \
-        _einsum.sublists(args)
+        sublists(args)
     ts = [tensor(o) for o in operands]
     if dtype is not None:
         want = as_dtype(dtype)
@@ -113,11 +114,7 @@ def einsum(*args: object, out: object = None, dtype: object = None, order: str =
                 raise TypeError(f"einsum: operand {i} dtype {t.dtype.name} cannot be cast to "
                                 f"{want.name} according to the rule {casting!r}")
         ts = [elementwise.cast(t, want) for t in ts]
-    devices = sorted({t.device for t in ts})
-    if len(devices) > 1:
-        raise ValueError(f"einsum: expected all operands on the same device, but found "
-                         f"{' and '.join(devices)}")
-    return store_out(_einsum.einsum(subscripts, ts), out, casting)
+    return store_out(contract(subscripts, ts), out, casting)
 
 
 __all__ = ["dot", "einsum", "inner", "matmul", "outer", "tensordot", "trace", "vecdot"]
