@@ -167,35 +167,6 @@ def test_column_reduction_tiled(op):
         assert_same(ours, ref, exact=op not in ("sum", "prod"))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_weighted_column_sum_is_tiled(dtype):
-    """`(w[:, None] * A).sum(0)`: w is contiguous along the reduce axis but the
-    same for every output. It is marked so (`out_inner` 0), does not keep the
-    tiled order from A's columns, and its constant stride lets that loop
-    vectorize (it ran 25x slower, striding down A, before)."""
-    import lazy
-    from cpu_backend.launch import choose_tile
-    from cpu_backend.reduce_loops import tile_eligible
-    from scheduler.realize import plan
-    rng = np.random.default_rng(8)
-    a = rng.standard_normal((300, 257)).astype(dtype)
-    w = rng.standard_normal(300).astype(dtype)
-    r = (lazy.asarray(w)[:, None] * lazy.asarray(a)).sum(0)
-    [step] = plan([r._buf]).steps
-    k = step.kernel
-    assert {(i.inner, i.out_inner) for i in k.inputs} == {(1, 0), (None, None)}
-    assert choose_tile(k, step.launch) == 1
-    assert tile_eligible(k)
-    want = (w[:, None].astype(np.float64) * a).sum(0)
-    scale = np.abs(w[:, None] * a).sum(0).max()  # rounding goes by the terms' size
-    tol = (1e-6 if dtype == "float32" else 1e-14) * scale
-    np.testing.assert_allclose(r.numpy(), want, atol=tol)
-    ins = [b.array for b in step.inputs]
-    for be in (BE, BE_TILED, CPUBackend(num_threads=2)):
-        ours, ref = run_both(k, step.launch, ins, [257], be)
-        assert_same(ours, ref, exact=False)
-
-
 @pytest.mark.parametrize("cols, rows", [(301, 700), (3, 30_000), (4096, 40), (4097, 40),
                                         (9000, 9)])
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import lazy
 from conftest import DTYPE_NAMES, assert_close, backends_used, sample
+from cpu_backend import CPUBackend
+from cpu_backend_helpers import BE, BE_TILED, assert_same, run_both
 
 pytestmark = pytest.mark.usefixtures("strict_fallback")
 
@@ -371,3 +373,31 @@ def test_cached_build_plans_depend_on_every_argument():
             t.sum(axis=0, dim=1)
         with pytest.raises(IndexError):
             t.sum(axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_weighted_column_sum_is_tiled(dtype):
+    """`(w[:, None] * A).sum(0)`: w is contiguous along the reduce axis but the
+    same for every output. It is marked so (`out_inner` 0), does not keep the
+    tiled order from A's columns, and its constant stride lets that loop
+    vectorize (it ran 25x slower, striding down A, before)."""
+    from cpu_backend.launch import choose_tile
+    from cpu_backend.reduce_loops import tile_eligible
+    from scheduler.realize import plan
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((300, 257)).astype(dtype)
+    w = rng.standard_normal(300).astype(dtype)
+    r = (lazy.asarray(w)[:, None] * lazy.asarray(a)).sum(0)
+    [step] = plan([r._buf]).steps
+    k = step.kernel
+    assert {(i.inner, i.out_inner) for i in k.inputs} == {(1, 0), (None, None)}
+    assert choose_tile(k, step.launch) == 1
+    assert tile_eligible(k)
+    want = (w[:, None].astype(np.float64) * a).sum(0)
+    scale = np.abs(w[:, None] * a).sum(0).max()  # rounding goes by the terms' size
+    tol = (1e-6 if dtype == "float32" else 1e-14) * scale
+    np.testing.assert_allclose(r.numpy(), want, atol=tol)
+    ins = [b.array for b in step.inputs]
+    for be in (BE, BE_TILED, CPUBackend(num_threads=2)):  # either order, any split
+        ours, ref = run_both(k, step.launch, ins, [257], be)
+        assert_same(ours, ref, exact=False)
