@@ -268,9 +268,14 @@ def implicit_sync(t: "Tensor", what: str, also: tuple = ()) -> None:
     """Sync one tensor because its values were read; logged with the cause.
     The tensors in `also` are realized in the same sync, when what follows
     reads them too (a unique's sorted values beside its change marks)."""
-    bufs = list({id(x._buf): x._buf for x in (t, *also) if x._buf.pending}.values())
-    if not bufs:
-        return
+    if not also:
+        if not t._buf.pending:  # every read of a realized tensor passes here
+            return
+        bufs = [t._buf]
+    else:
+        bufs = list({id(x._buf): x._buf for x in (t, *also) if x._buf.pending}.values())
+        if not bufs:
+            return
     where = user_location()
     mode = config.implicit_sync
     message = f"implicit sync: {what} at {where}"

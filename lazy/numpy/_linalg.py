@@ -100,8 +100,9 @@ def trace(a: object, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
 def einsum(*args: object, out: object = None, dtype: object = None, order: str = "K",
            casting: str = "safe", optimize: object = False) -> Tensor:
     """NumPy's einsum, in views, fused products and sums, and matmuls
-    (lazy/einsum.py); also NumPy's sublist form. `optimize` is accepted:
-    the order of contractions is always lazyrt's own (smallest first)."""
+    (lazy/einsum.py); also NumPy's sublist form. `optimize` and `order` are
+    accepted: the order of contractions is always lazyrt's own (smallest
+    first), and a result is C-contiguous unless it is a view of an operand."""
     if not args:
         raise TypeError("einsum() missing the subscripts string and operands")
     subscripts, operands = (args[0], list(args[1:])) if isinstance(args[0], str) else \
