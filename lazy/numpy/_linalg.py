@@ -102,7 +102,8 @@ def einsum(*args: object, out: object = None, dtype: object = None, order: str =
     """NumPy's einsum, in views, fused products and sums, and matmuls
     (lazy/einsum.py); also NumPy's sublist form. `optimize` and `order` are
     accepted: the order of contractions is always lazyrt's own (smallest
-    first), and a result is C-contiguous unless it is a view of an operand."""
+    first), and the result's layout is what the plan leaves (the last
+    product's axes permuted into the output's order, as order="K" allows)."""
     if not args:
         raise TypeError("einsum() missing the subscripts string and operands")
     subscripts, operands = (args[0], list(args[1:])) if isinstance(args[0], str) else \
