@@ -78,7 +78,7 @@ _OPTIONS_LOCK = threading.Lock()  # LLVM's options are per process, not per JIT
 
 
 @contextmanager
-def without_lsr() -> Iterator[None]:
+def without_lsr(keep_cmov: bool = False) -> Iterator[None]:
     """Code generation without Loop Strength Reduction.
 
     LSR was a third to a half of code generation and, on our loops, buys
@@ -94,13 +94,25 @@ def without_lsr() -> Iterator[None]:
     LLVM's default afterwards. Another llvmlite user (numba) generating code
     in another thread at that moment would also skip LSR: its code stays
     correct, and may be slower. docs/performance.md has the measurements.
+
+    `keep_cmov` also turns off x86's cmov converter for this code
+    generation. It rewrites a cmov whose operand is loaded in a loop as a
+    branch, betting that the branch predicts well; in a branchless binary
+    search (search.py) that branch is a coin flip: 10M int64 keys into
+    100K values took 676 ms with it and 69 without (float keys, whose
+    selects it leaves alone, 92). Only on x86-64, where the option exists.
     """
+    cmov = keep_cmov and llvm.get_process_triple().startswith("x86_64")
     with _OPTIONS_LOCK:
         llvm.set_option("lazyrt", "-disable-lsr=true")
+        if cmov:
+            llvm.set_option("lazyrt", "-x86-cmov-converter=false")
         try:
             yield
         finally:
             llvm.set_option("lazyrt", "-disable-lsr=false")
+            if cmov:
+                llvm.set_option("lazyrt", "-x86-cmov-converter=true")
 
 
 class JIT:
@@ -231,7 +243,8 @@ class JIT:
         """A miss's "what was new", then any disk-cache problem met since the last note."""
         return "; ".join(n for n in (new, self.disk.note()) if n)
 
-    def _add(self, dkey: str, name: str, make_ir: Callable[[], str]) -> tuple[int, str, str]:
+    def _add(self, dkey: str, name: str, make_ir: Callable[[], str], keep_cmov: bool = False
+             ) -> tuple[int, str, str]:
         """(address of `name`, "miss" or "disk", the IR made or "") once the
         object code, from the disk cache or from `make_ir()`, is in the engine."""
         obj = self.disk.load(dkey)
@@ -240,7 +253,7 @@ class JIT:
         if obj is None:
             text = make_ir()
             mod = self.optimize(text)
-            with without_lsr():
+            with without_lsr(keep_cmov):
                 obj = self.tm.emit_object(mod)
             self.disk.store(dkey, obj)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
@@ -249,19 +262,20 @@ class JIT:
             raise RuntimeError(f"JIT produced no address for {name}")
         return addr, source, text
 
-    def compile_function(self, key: str, name: str, make_ir: Callable[[str, str], str]
-                         ) -> tuple[int, CompileInfo]:
+    def compile_function(self, key: str, name: str, make_ir: Callable[[str, str], str],
+                         keep_cmov: bool = False) -> tuple[int, CompileInfo]:
         """(address, how it was found) of function `name` in the module that
         `make_ir(triple, data_layout)` gives: code that is not a Kernel (the
         scans of scan.py), optimized, cached in memory and on disk the same
-        way, under `key`."""
+        way, under `key`; `keep_cmov` as in `without_lsr`."""
         with self._lock:
             addr = self._functions.get(key)
             if addr is not None:
                 return addr, CompileInfo("hit", 0.0)
             t0 = time.perf_counter()
             addr, source, _ = self._add(self.disk.key("function:" + key), name,
-                                        lambda: make_ir(self.triple, self.data_layout))
+                                        lambda: make_ir(self.triple, self.data_layout),
+                                        keep_cmov)
             self._functions[key] = addr
             new = self._note("new function" if source == "miss" else "")
             return addr, CompileInfo(source, (time.perf_counter() - t0) * 1e3, new)

@@ -13,6 +13,9 @@ alone. Here each step is a select, not a branch:
     position = base + (a[base] goes left of key)
 
 and GROUP keys walk the array in lockstep, so their cache misses overlap.
+The selects must stay selects in machine code: it is compiled without
+x86's cmov converter (jit.without_lsr's `keep_cmov`), which made them
+branches for integer keys.
 The step count depends on len(a) alone, so every key takes the same path.
 "Goes left" is NumPy's order, NaNs last: on side "left" a[i] < key, on
 side "right" not key < a[i]. The thread pool runs the function by chunks
@@ -103,8 +106,10 @@ def run_search(jit: JIT, launcher: Launcher, a: np.ndarray, v: np.ndarray, side:
     out: contiguous int64 of v's shape), on the launcher's threads; returns
     (run ms, how the function was found)."""
     dtype = a.dtype.name
-    addr, info = jit.compile_function(f"searchsorted {side} {dtype}", function_name(side, dtype),
-                                      lambda triple, layout: search_ir(side, dtype, triple, layout))
+    addr, info = jit.compile_function(f"searchsorted {side} {dtype} cmov",
+                                      function_name(side, dtype),
+                                      lambda triple, layout: search_ir(side, dtype, triple, layout),
+                                      keep_cmov=True)
     t0 = time.perf_counter()
     if not a.size:  # every key goes first; nothing to read
         out[...] = 0

@@ -3,6 +3,7 @@ scheduler/sorting.py), checked against NumPy and PyTorch. This module runs
 under LAZY_FALLBACK=error, so none of these is a fallback."""
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -364,6 +365,24 @@ def test_the_llvm_search_splits_keys_over_threads(tmp_path, threads):
     _, info = be.searchsorted(a, v, "right", out)
     np.testing.assert_array_equal(out, np.searchsorted(a, v, "right"))
     assert info.cache in ("miss", "disk")
+
+
+@pytest.mark.skipif(not __import__("llvmlite.binding").binding.get_process_triple()
+                    .startswith("x86_64"), reason="x86's cmov converter only")
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32"])
+def test_the_search_steps_are_selects_in_machine_code(dtype):
+    """No key's step of the binary search is a branch, for any dtype: x86's
+    cmov converter, which made each integer key's step one (45 conditional
+    jumps, and 10x slower on random keys), is off while the search compiles."""
+    from cpu_backend import CPUBackend
+    from cpu_backend.jit import without_lsr
+    from cpu_backend.search import GROUP, search_ir
+    jit = CPUBackend().jit
+    mod = jit.optimize(search_ir("left", dtype, jit.triple, jit.data_layout))
+    with without_lsr(keep_cmov=True):
+        asm = jit.tm.emit_assembly(mod)
+    branches = len(re.findall(r"\bj(l|ge|g|le|b|a|ae|be|s|ns)\b", asm))
+    assert branches < GROUP, (dtype, branches)  # loop control only, not a branch per key
 
 
 @settings(max_examples=40, deadline=None)
