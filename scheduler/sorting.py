@@ -47,9 +47,9 @@ def run(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any, threads: i
     if partition is not None and x.ndim == 1 and threads > 1 and x.size >= MIN_SPLIT:
         if op == "sort" and kind in ("stable", "any"):
             return _sort_buckets(x, out, kind, threads, partition)
-        if op == "argsort" and kind == "stable" and x.dtype.itemsize <= 4 \
-                and x.size < 2 ** 31:
-            return _keyed_argsort_1d(x, out, threads, partition)
+        narrow = _narrow(x) if op == "argsort" and kind == "stable" else None
+        if narrow is not None:
+            return _keyed_argsort_1d(narrow, out, threads, partition)
     work = _sort if op == "sort" else _argsort
     return _split(lambda part: work(x[part], out[part], axis, kind), x.shape, axis, threads)
 
@@ -114,10 +114,30 @@ def _restore_ties(x: np.ndarray, out: np.ndarray, axis: int) -> None:
 
 
 def _argsort(x: np.ndarray, out: np.ndarray, axis: int, kind: str) -> None:
-    if kind == "stable" and x.dtype.itemsize <= 4 and x.shape[axis] < 2 ** 31:
-        _keyed_argsort(x, out, axis)
+    narrow = _narrow(x, axis) if kind == "stable" else None
+    if narrow is not None:
+        _keyed_argsort(narrow, out, axis)
     else:
         out[...] = np.argsort(x, axis=axis, kind=kind)
+
+
+def _narrow(x: np.ndarray, axis: int = 0) -> np.ndarray | None:
+    """x as 32-bit data in the same order, when a stable argsort of it can be
+    a keyed one (rows shorter than 2**31): 32-bit data as it is, and int64
+    data whose values span less than 2**32, shifted into int32 (one pass for
+    the range, one for the shift). NumPy's stable argsort of int64 is a merge
+    sort on one thread: 10M keys in 1.4-1.6 s. Else None."""
+    if not x.size or x.shape[axis] >= 2 ** 31:
+        return None
+    if x.dtype.itemsize <= 4:
+        return x
+    if x.dtype != np.int64:
+        return None
+    lo, hi = int(x.min()), int(x.max())
+    if hi - lo >= 2 ** 32:
+        return None
+    # int64 scalars: x - lo lies in [0, 2**32) even where lo + 2**31 would overflow
+    return (x - np.int64(lo) - np.int64(2 ** 31)).astype(np.int32)
 
 
 def _keyed_argsort(x: np.ndarray, out: np.ndarray, axis: int) -> None:
