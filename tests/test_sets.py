@@ -96,6 +96,19 @@ def test_one_sync_then_lazy_kernels(fresh_log):
     assert lazy.log.counters.fallbacks == 0
 
 
+def test_the_searched_inverse_computes_the_input_once(fresh_log):
+    """The inverse searches the input among the values after the sync; the
+    sync keeps the input, so the kernel computing it runs once."""
+    a = np.array([3.0, 1.0, 3.0, 2.0])
+    values, inverse = lnp.unique(lnp.exp(lazy.asarray(a)) * 2, return_inverse=True)
+    lazy.sync(values, inverse)
+    assert [r.kernel.split("_")[0] for r in lazy.log].count("e0") == 2  # exp*2, then a gather
+    assert sum("exp@" in " ".join(r.ops) for r in lazy.log) == 1
+    want_v, want_i = np.unique(np.exp(a) * 2, return_inverse=True)
+    np.testing.assert_array_equal(inverse.numpy(), want_i)
+    np.testing.assert_allclose(values.numpy(), want_v)
+
+
 def test_values_alone_sort_without_indices(fresh_log):
     x = lazy.asarray(np.array([4.0, 1.0, 4.0, np.nan, np.nan], np.float32))
     got = lnp.unique(x)
