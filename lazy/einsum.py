@@ -29,7 +29,7 @@ import string
 
 import numpy as np
 
-from scheduler.dtypes import DType, bool_, int64, result_type
+from scheduler.dtypes import bool_, int64, result_type
 
 from . import elementwise, linalg, reductions, views
 from .tensor import Tensor
@@ -38,16 +38,15 @@ Labels = tuple[str, ...]
 _ELLIPSIS = 0x100  # broadcast axes get the characters from here on: never letters
 
 
-def einsum(subscripts: str, operands: list[Tensor], dtype: DType | None = None) -> Tensor:
-    """The einsum of `operands` (tensors, already cast to `dtype` by the
-    caller when one was asked for)."""
+def einsum(subscripts: str, operands: list[Tensor]) -> Tensor:
+    """The einsum of `operands` (tensors; NumPy's `dtype=` casts them first)."""
     devices = sorted({t.device for t in operands})
     if len(devices) > 1:
         raise ValueError(f"einsum: expected all operands on the same device, but found "
                          f"{' and '.join(devices)}")
     labels, out = parse(subscripts, [t.shape for t in operands])
     size = _sizes(labels, operands)
-    common = dtype or result_type(*(t.dtype for t in operands))
+    common = result_type(*(t.dtype for t in operands))
     work = int64 if common == bool_ else common  # AND is *, OR is a sum != 0
     terms = [_prepare(t, ls, out, labels[:i] + labels[i + 1:], size)
              for i, (t, ls) in enumerate(zip(operands, labels))]
@@ -59,12 +58,9 @@ def einsum(subscripts: str, operands: list[Tensor], dtype: DType | None = None) 
         rest = terms[:i] + terms[i + 1:j] + terms[j + 1:]
         keep = set(out).union(*(ls for _, ls in rest))
         terms = rest + [_contract(terms[i], terms[j], keep, size)]
-    t, ls = terms[0]
-    gone = tuple(d for d, l in enumerate(ls) if l not in out)
-    if gone:
-        t, ls = reductions.reduce(t, "sum", gone), tuple(l for l in ls if l in out)
-    result = _ordered((t, ls), out)
-    return elementwise.cast(result, common)  # to bool: nonzero, so an OR
+    # every label left is the output's: _prepare and each contraction sum
+    # away the labels nothing later reads
+    return elementwise.cast(_ordered(terms[0], out), common)  # to bool: nonzero, an OR
 
 
 def parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[Labels], Labels]:

@@ -101,3 +101,15 @@ def store_out(result: Tensor, out: object, casting: str = "unsafe", name: str = 
     if not isinstance(out, (Tensor, np.ndarray)):
         raise TypeError(f"out must be a lazy tensor or a NumPy array, got {type(out).__name__}")
     return store_into(result, (out,), name, casting, exact)
+
+
+def cast_all(ts: list[Tensor], dtype: object, casting: str) -> list[Tensor]:
+    """Each tensor cast to `dtype`, refused as NumPy refuses under `casting`
+    (concatenate's and einsum's `dtype=`)."""
+    from .. import elementwise
+    target = as_dtype(dtype)
+    for t in ts:
+        if not np.can_cast(t.dtype.np, target.np, casting=casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype.np!r} to {target.np!r} "
+                            f"according to the rule {casting!r}")
+    return [elementwise.cast(t, target) for t in ts]

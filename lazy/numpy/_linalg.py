@@ -7,13 +7,11 @@ import math
 
 import numpy as np
 
-from scheduler.dtypes import as_dtype
-
 from .. import elementwise, linalg, reductions, views
 from ..einsum import einsum as contract, sublists
 from ..tensor import Tensor
 from ._dtypes import result_type
-from ._helpers import axis_arg, store_out, tensor
+from ._helpers import axis_arg, cast_all, store_out, tensor
 
 
 def matmul(x1: object, x2: object, /) -> Tensor:
@@ -110,12 +108,7 @@ def einsum(*args: object, out: object = None, dtype: object = None, order: str =
         sublists(args)
     ts = [tensor(o) for o in operands]
     if dtype is not None:
-        want = as_dtype(dtype)
-        for i, t in enumerate(ts):
-            if not np.can_cast(t.dtype.np, want.np, casting):
-                raise TypeError(f"einsum: operand {i} dtype {t.dtype.name} cannot be cast to "
-                                f"{want.name} according to the rule {casting!r}")
-        ts = [elementwise.cast(t, want) for t in ts]
+        ts = cast_all(ts, dtype, casting)
     return store_out(contract(subscripts, ts), out, casting)
 
 

@@ -13,13 +13,12 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 
-from scheduler.dtypes import as_dtype
 from scheduler.view import normalize_dim
 
 from .. import creation, elementwise, indexing, views
 from ..tensor import Tensor
 from ._dtypes import astype, result_type
-from ._helpers import axes_arg, axis_arg, shared, store_out, tensor
+from ._helpers import axes_arg, axis_arg, cast_all, shared, store_out, tensor
 from ..layout import copy_in, f_contiguous, resolve_order, reversed_axes
 
 
@@ -237,12 +236,7 @@ def _cast_pieces(ts: list[Tensor], out: object, dtype: object, casting: str) -> 
                         "were provided.")
     if out is None and dtype is None:
         return ts
-    target = as_dtype(dtype if dtype is not None else out.dtype)
-    for t in ts:
-        if not np.can_cast(t.dtype.np, target.np, casting=casting):
-            raise TypeError(f"Cannot cast array data from {t.dtype.np!r} to {target.np!r} "
-                            f"according to the rule {casting!r}")
-    return [elementwise.cast(t, target) for t in ts]
+    return cast_all(ts, dtype if dtype is not None else out.dtype, casting)
 
 
 def concatenate(arrays: object, /, axis: int | None = 0, out: object = None, *,
