@@ -16,6 +16,7 @@ from scheduler.dtypes import DType
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
                                  postorder)
 from scheduler.ops import REDUCTIONS, operand_error, part_error
+from scheduler.pool import empty
 
 from .jit import JIT, Compiled
 from .dispatch import LaunchRecord
@@ -178,7 +179,7 @@ class CPUBackend:
         return partition(self.jit, self.launcher, x, splitters, out)
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
-        return np.empty(size, dtype.np)
+        return empty(size, dtype.np)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .fusion import Group, is_trivial
 from .graph import Buffer
+from .pool import empty
 from .kernel_ir import Launch
 from .view import View
 
@@ -119,7 +120,7 @@ def scratch(name: str, size: int, dtype: np.dtype) -> np.ndarray:
     key = (name, np.dtype(dtype).str)
     arr = arrays.get(key)
     if arr is None or arr.size < size:
-        arr = arrays[key] = np.empty(size, dtype)
+        arr = arrays[key] = empty(size, dtype)
     return arr[:size]
 
 

@@ -1,4 +1,11 @@
-"""Recycling large output arrays across syncs.
+"""Host memory for outputs: 64-byte aligned, and recycled across syncs.
+
+NumPy's large arrays start 16 bytes past a cache line (malloc's header on
+an mmap'd chunk), so every row of a (n, 64) float32 output starts
+mid-line: no row held a whole line-aligned block for the streaming
+stores (loops._streamed_rows), and every 64-byte vector load split across
+two lines. `empty` aligns outputs of ALIGN_MIN_BYTES or more to a line.
+
 
 A kernel's output is usually written into fresh memory, and touching 40 MB
 of fresh pages costs more than the kernel itself on many machines (page
@@ -20,6 +27,26 @@ from collections import defaultdict
 import numpy as np
 
 MIN_BYTES = 1 << 20  # smaller arrays are cheap to allocate
+ALIGN = 64                 # bytes: a cache line, an AVX-512 vector
+ALIGN_MIN_BYTES = 1 << 16  # smaller arrays keep np.empty (aligning costs ~2 us)
+
+
+def empty(size: int, dtype: np.dtype) -> np.ndarray:
+    """np.empty(size, dtype), starting on an ALIGN boundary when large.
+
+    The array is a view of a byte buffer through a memoryview, not of an
+    ndarray: NumPy then never collapses a user's view of it past it to the
+    raw bytes, so the pool's reference count on it still sees every user."""
+    dtype = np.dtype(dtype)
+    nbytes = size * dtype.itemsize
+    if nbytes < ALIGN_MIN_BYTES:
+        return np.empty(size, dtype)
+    try:
+        raw = np.empty(nbytes + ALIGN - 1, np.uint8)
+    except (ValueError, MemoryError):  # NumPy's error, naming the size asked for
+        return np.empty(size, dtype)
+    skip = -raw.ctypes.data % ALIGN
+    return np.frombuffer(memoryview(raw)[skip:skip + nbytes], dtype)
 
 
 class Pool:

@@ -22,7 +22,7 @@ from .graph import Buffer, host_view
 from .view import View
 from .inplace import aliased_inputs, can_write_in_place
 from .log import KernelRecord, SyncRecord, log
-from .pool import pool
+from .pool import empty, pool
 from .replay import Choice, Replay, replay_of, replays
 from .schedule_cache import (Template, buffer_at, cache as schedule_cache, graph_key, instantiate,
                              templatize)
@@ -231,7 +231,7 @@ def _run_step(step: Step, sync_id: int, cause: str, where: str,
             backend, reason = cuda_backend_of(node.op)
         else:
             flat = pool.take(root.size, root.dtype.np)  # recycled memory: no page faults
-            flat = np.empty(root.size, root.dtype.np) if flat is None else flat
+            flat = empty(root.size, root.dtype.np) if flat is None else flat
             run_ms, info = run_extern(node.op, [host_view(b.array, v) for b, v in srcs],
                                       flat.reshape(node.shape), node.arg)
             _finish([root], [flat], True)

@@ -1,10 +1,12 @@
-"""Output arrays of dead tensors are recycled, never while anything still sees them."""
+"""Output arrays start on a cache line; those of dead tensors are recycled,
+never while anything still sees them."""
 import gc
 
 import numpy as np
 
 import lazy
-from scheduler.pool import pool
+import lazy.numpy as lnp
+from scheduler.pool import ALIGN, ALIGN_MIN_BYTES, empty, pool
 
 N = 1 << 19  # 2 MiB of float32: above the pool's minimum size
 
@@ -38,6 +40,41 @@ def test_memory_a_user_still_sees_is_never_reused(fresh_log):
     lazy.sync(z)
     assert not np.shares_memory(seen, z.numpy())
     np.testing.assert_allclose(seen, x.numpy() * 3 + 1, rtol=1e-6)
+
+
+def test_a_view_of_a_view_still_keeps_memory_from_reuse(fresh_log):
+    """NumPy collapses a view's base to the array owning the memory; the aligned
+    array must stay that base, or the pool's reference count would miss this view."""
+    pool.clear()
+    x = lazy.rand(N)
+    y = compute(x)
+    seen = y.numpy()[::2][1:]
+    del y
+    gc.collect()
+    z = x - 5
+    lazy.sync(z)
+    assert not np.shares_memory(seen, z.numpy())
+    np.testing.assert_allclose(seen, (x.numpy() * 3 + 1)[::2][1:], rtol=1e-6)
+
+
+def test_large_outputs_start_on_a_cache_line(fresh_log):
+    """A (n, 64) float32 output's rows then each hold whole 64-byte lines for the
+    streaming stores; NumPy's own large arrays start 16 bytes past one."""
+    pool.clear()
+    x = lazy.rand(N // 64, 64)
+    outs = [x * 2, lnp.sort(x, axis=1), x @ lazy.ones((64, 64))]
+    lazy.sync(*outs)
+    outs.append(x + 1)  # a recycled array is one of these: still aligned
+    del outs[0]
+    gc.collect()
+    lazy.sync(outs[-1])
+    for y in outs:
+        assert y._buf.array.ctypes.data % ALIGN == 0
+    for size in (ALIGN_MIN_BYTES // 8, ALIGN_MIN_BYTES // 8 + 3, 10 ** 6 + 1):
+        a = empty(size, np.dtype(np.float64))
+        assert a.shape == (size,) and a.dtype == np.float64 and a.flags.writeable
+        assert a.ctypes.data % ALIGN == 0
+    assert empty(7, np.dtype(np.int32)).shape == (7,)
 
 
 def test_pool_can_be_turned_off(fresh_log, monkeypatch):
