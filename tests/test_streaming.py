@@ -67,7 +67,7 @@ def test_values_any_offset(stream_all, d, n, in_off, out_off, threads):
     launch = Launch((n,), [[View((n,), (1,), in_off)], [View((n,), (1,), in_off)]],
                     [View((n,), (1,), out_off)])
     c = _run_streamed(k, launch, [x, y], n + out_off, be)
-    if n:
+    if n * d.itemsize >= STREAM_BLOCK:
         assert STREAM in c.variants  # the streaming variant ran
 
 
@@ -128,6 +128,13 @@ def test_decision_follows_output_size(monkeypatch):
     strided_out = Kernel(1, 0, k.inputs, (), None, (Output(float32, k.outputs[0].expr),))
     assert tile(two_out, 10_000) == TILE_ROWS
     assert tile(strided_out, 10_000) == TILE_ROWS
+    # rows shorter than a block never hold one: their launch does not stream
+    k2 = _add_kernel(float32, ndim=2)
+    for cols, want in ((STREAM_BLOCK // 4 - 1, TILE_ROWS), (STREAM_BLOCK // 4, TILE_STREAM)):
+        shape = (10_000 // cols + 1, cols)
+        views = [[View.contiguous(shape)] for _ in k2.inputs]
+        assert launch_mod.choose_tile(k2, Launch(shape, views, [View.contiguous(shape)]),
+                                      threads=2) == want, cols
     monkeypatch.setattr(launch_mod, "_triple", lambda: "aarch64")
     assert tile(k, 10_000) == TILE_ROWS
     # a transposed operand still takes the square tiles
