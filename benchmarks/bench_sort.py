@@ -10,6 +10,8 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   argsort     argsort(A, axis=1)        stable, as the array API's default
   flat        sort(x)                   one row: buckets by value, one per thread
   argsort1d   argsort(x)                stable; int64 keys, buckets by value
+  argsort64   argsort(y)                stable; y: 10M float64, two 32-bit digits
+  argsort_i64 argsort(j)                stable; j: 10M int64 in [-2**62, 2**62), two digits
   search      searchsorted(sort(x), k)  1M keys, split across threads
   top8        sort(exp(A) * 0.5, axis=1)[:, -8:].sum(1)  between two fused kernels
   median      median(A, axis=1)         NumPy partitions each row; torch: quantile(0.5)
@@ -52,6 +54,8 @@ def cases() -> dict:
     x, a, s, k = lazy.asarray(xn), lazy.asarray(an), lazy.asarray(sn), lazy.asarray(kn)
     iin, rn = rng.integers(0, 100_000, 10_000_000), np.round(xn, 2)
     i, r = lazy.asarray(iin), lazy.asarray(rn)
+    yn, jn = rng.standard_normal(10_000_000), rng.integers(-2 ** 62, 2 ** 62, 10_000_000)
+    y, j = lazy.asarray(yn), lazy.asarray(jn)
     out = {
         "rows": (lambda: lnp.sort(a, axis=1), lambda: np.sort(an, axis=1)),
         "columns": (lambda: lnp.sort(a, axis=0), lambda: np.sort(an, axis=0)),
@@ -59,6 +63,8 @@ def cases() -> dict:
                     lambda: np.argsort(an, axis=1, kind="stable")),
         "flat": (lambda: lnp.sort(x), lambda: np.sort(xn)),
         "argsort1d": (lambda: lnp.argsort(x), lambda: np.argsort(xn, kind="stable")),
+        "argsort64": (lambda: lnp.argsort(y), lambda: np.argsort(yn, kind="stable")),
+        "argsort_i64": (lambda: lnp.argsort(j), lambda: np.argsort(jn, kind="stable")),
         "search": (lambda: lnp.searchsorted(s, k), lambda: np.searchsorted(sn, kn)),
         "top8": (lambda: lnp.sort(lnp.exp(a) * 0.5, axis=1)[:, -8:].sum(axis=1),
                  lambda: np.sort(np.exp(an) * 0.5, axis=1)[:, -8:].sum(axis=1)),
@@ -74,11 +80,14 @@ def cases() -> dict:
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
-    xt, at, st, kt, it, rt = (torch.from_numpy(v) for v in (xn, an, sn, kn, iin, rn))
+    xt, at, st, kt, it, rt, yt, jt = (torch.from_numpy(v) for v in
+                                      (xn, an, sn, kn, iin, rn, yn, jn))
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
              "argsort1d": lambda: torch.argsort(xt, stable=True),
+             "argsort64": lambda: torch.argsort(yt, stable=True),
+             "argsort_i64": lambda: torch.argsort(jt, stable=True),
              "top8": lambda: (torch.sort(torch.exp(at) * 0.5, 1).values[:, -8:]).sum(1),
              "median": lambda: torch.quantile(at, 0.5, dim=1),
              "partition": lambda: torch.kthvalue(at, 2049, dim=1).values,

@@ -127,10 +127,11 @@ def test_stable_argsort_of_32_bit_data_at_the_extremes(a):
 @pytest.mark.parametrize("base, span", [(-2 ** 63, 2 ** 32 - 1), (2 ** 63 - 2 ** 32, 2 ** 32 - 1),
                                         (-5, 1000), (0, 2 ** 32), (-2 ** 62, 2 ** 63)])
 @pytest.mark.parametrize("n", [1000, 200_000])
-def test_stable_argsort_of_int64_data_in_a_32_bit_span(base, span, n):
+def test_stable_argsort_of_int64_data_in_any_span(base, span, n):
     """int64 data spanning less than 2**32 argsorts as 32-bit keys (shifted
-    into int32), at both ends of int64; wider spans take NumPy's stable
-    argsort. Both are NumPy's stable result, rows and one long row."""
+    into int32), at both ends of int64; wider spans as two 32-bit digits
+    (sorting._radix_argsort). Both are NumPy's stable result, rows and one
+    long row."""
     rng = np.random.default_rng(12)
     a = (base + rng.integers(0, span, n, dtype=np.uint64).astype(object)).astype(np.int64)
     a[:3] = [base, base + span - 1, base]  # both ends of the span, and a tie
