@@ -20,6 +20,8 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   unique      unique(i)                 i: 10M int64 in [0, 100000)
   valuecount  c[inv] of unique(round(x, 2), return_inverse, return_counts):
               how often each element's value occurs
+  unique_rows unique(R, axis=0, return_inverse, return_counts), the three
+              concatenated; R: 1M x 3 int64 in [0, 20); torch: unique(dim=0)
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
@@ -56,6 +58,8 @@ def cases() -> dict:
     i, r = lazy.asarray(iin), lazy.asarray(rn)
     yn, jn = rng.standard_normal(10_000_000), rng.integers(-2 ** 62, 2 ** 62, 10_000_000)
     y, j = lazy.asarray(yn), lazy.asarray(jn)
+    rrn = rng.integers(0, 20, (1_000_000, 3))
+    rr = lazy.asarray(rrn)
     out = {
         "rows": (lambda: lnp.sort(a, axis=1), lambda: np.sort(an, axis=1)),
         "columns": (lambda: lnp.sort(a, axis=0), lambda: np.sort(an, axis=0)),
@@ -75,13 +79,14 @@ def cases() -> dict:
                       lambda: np.quantile(xn, [0.1, 0.5, 0.9])),
         "unique": (lambda: lnp.unique(i), lambda: np.unique(iin)),
         "valuecount": (lambda: value_counts(lnp, r), lambda: value_counts(np, rn)),
+        "unique_rows": (lambda: unique_rows(lnp, rr), lambda: unique_rows(np, rrn)),
     }
     checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
-    xt, at, st, kt, it, rt, yt, jt = (torch.from_numpy(v) for v in
-                                      (xn, an, sn, kn, iin, rn, yn, jn))
+    xt, at, st, kt, it, rt, yt, jt, rrt = (torch.from_numpy(v) for v in
+                                           (xn, an, sn, kn, iin, rn, yn, jn, rrn))
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
@@ -94,7 +99,9 @@ def cases() -> dict:
              "quantiles": lambda: torch.quantile(xt, torch.tensor([0.1, 0.5, 0.9],
                                                                   dtype=torch.float64).float()),
              "unique": lambda: torch.unique(it),
-             "valuecount": lambda: torch_value_counts(rt)}
+             "valuecount": lambda: torch_value_counts(rt),
+             "unique_rows": lambda: torch.cat([r.reshape(-1) for r in torch.unique(
+                 rrt, dim=0, return_inverse=True, return_counts=True)])}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
 
@@ -103,6 +110,12 @@ def value_counts(xp, x):
     """How often each element's value occurs in x: NumPy's and lazyrt's spelling."""
     _, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True)
     return counts[inverse]
+
+
+def unique_rows(xp, x):
+    """The distinct rows, each row's place among them and their counts, as one array."""
+    values, inverse, counts = xp.unique(x, axis=0, return_inverse=True, return_counts=True)
+    return xp.concatenate([values.reshape(-1), inverse, counts])
 
 
 def torch_value_counts(x):

@@ -25,6 +25,15 @@ the search; with 10M distinct values the search costs more (470 against
 
 Results are sorted. NumPy 2.3's `unique_values` may return integers in
 hash order; a sorted result is one of the orders it allows.
+
+Unique slices along an axis (`unique(x, axis=0)`: unique rows) take the
+same steps with the slices as rows: they are sorted lexicographically by
+one stable argsort per element of a slice, the last element first (a
+least-significant-first radix sort of the rows), and a row changes where
+any of its elements does. As in NumPy, which compares the slices as
+structured records, -0.0 equals 0.0 and a NaN never equals anything, so
+`equal_nan` does not apply. Slices of more than MAX_SLICE elements (a
+sort each) keep NumPy's `unique(axis=)`, a logged fallback.
 """
 from __future__ import annotations
 
@@ -38,6 +47,9 @@ from . import indexing, mutation, runtime, sorting
 from .creation import zeros
 from .scan import scan
 from .tensor import Tensor
+
+
+MAX_SLICE = 32  # elements of a slice sorted by (a stable argsort each) in unique(axis=)
 
 
 class UniqueAllResult(NamedTuple):
@@ -95,6 +107,45 @@ def runs(x: Tensor, *, indices: bool, inverse: bool, equal_nan: bool) -> Runs:
                 bounds[1:] - starts)
 
 
+def slice_runs(x: Tensor, axis: int, *, indices: bool, inverse: bool) -> Runs | None:
+    """`runs` of the slices of `x` along `axis` (the module docstring says
+    how; x has 2 or more axes, `axis` is one of them, not negative); the
+    values are the distinct slices, stacked along `axis`. None when NumPy's
+    fallback should run instead: no slices, empty slices, or slices longer
+    than MAX_SLICE."""
+    d = axis
+    order = [d] + [k for k in range(x.ndim) if k != d]
+    moved = x.permute(*order)
+    n = x.shape[d]
+    width = moved.size // n if n else 0
+    if not n or not width or width > MAX_SLICE:
+        return None
+    flat = moved.reshape(-1).contiguous()
+    at = flat._view.offset  # gathers read storage positions: no bounds check, no sync
+    lanes = indexing.positions_tensor(np.arange(width, dtype=np.int64), x.device)
+
+    def rows_at(perm: Tensor) -> Tensor:
+        """The rows `perm` names, in its order: (len(perm), width)."""
+        return indexing.gather(flat, (perm * width + at).reshape(-1, 1) + lanes)
+
+    perm = indexing.positions_tensor(np.arange(n, dtype=np.int64), x.device)
+    for c in reversed(range(width)):
+        column = indexing.gather(flat, perm * width + (at + c))
+        perm = indexing.gather(perm, sorting.argsort(column, 0, "stable"))
+    ordered = rows_at(perm)
+    change = (ordered[1:] != ordered[:-1]).any(dim=1)
+    runtime.implicit_sync(change, "unique", also=(perm,))
+    bounds = np.concatenate(([0], np.flatnonzero(change.numpy()) + 1, [n]))
+    bounds = indexing.positions_tensor(bounds, x.device)
+    starts = bounds[:-1]
+    first = indexing.gather(perm, starts)
+    shape = (len(starts),) + tuple(moved.shape[1:])
+    back = [order.index(k) for k in range(x.ndim)]
+    values = rows_at(first).reshape(shape).permute(*back)
+    inv = _inverse(perm, change, (n,), x.device) if inverse else None
+    return Runs(values, first if indices else None, inv, bounds[1:] - starts)
+
+
 def _changes(ordered: Tensor, equal_nan: bool) -> Tensor:
     """Bool per sorted neighbour pair: does the value change there?"""
     after, before = ordered[1:], ordered[:-1]
@@ -139,7 +190,7 @@ def torch_unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  
     """PyTorch's `torch.unique` and `Tensor.unique`: the values, then the
     inverse and counts asked for; each NaN is its own value, as in PyTorch.
     Sorted either way (`sorted=False` leaves the order open). Unique slices
-    along `dim` are NumPy's `unique(axis=dim)`, a logged fallback."""
+    along `dim` are NumPy's `unique(axis=dim)` (`slice_runs`)."""
     if dim is not None:
         from .numpy import unique as numpy_unique
         return numpy_unique(x, False, return_inverse, return_counts, axis=dim)
@@ -154,6 +205,21 @@ def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False,
     """NumPy's `unique` of the flattened array: the values, then the extra
     results asked for, in NumPy's order."""
     r = runs(x, indices=return_index, inverse=return_inverse, equal_nan=equal_nan)
+    return _in_numpys_order(r, return_index, return_inverse, return_counts)
+
+
+def unique_slices(x: Tensor, axis: int, return_index: bool = False,
+                  return_inverse: bool = False, return_counts: bool = False
+                  ) -> Tensor | tuple[Tensor, ...] | None:
+    """NumPy's `unique(x, axis=axis)`, or None where `slice_runs` leaves it
+    to NumPy."""
+    r = slice_runs(x, axis, indices=return_index, inverse=return_inverse)
+    return None if r is None else \
+        _in_numpys_order(r, return_index, return_inverse, return_counts)
+
+
+def _in_numpys_order(r: Runs, return_index: bool, return_inverse: bool,
+                     return_counts: bool) -> Tensor | tuple[Tensor, ...]:
     extra = [a for want, a in ((return_index, r.indices), (return_inverse, r.inverse),
                                (return_counts, r.counts)) if want]
     return (r.values, *extra) if extra else r.values

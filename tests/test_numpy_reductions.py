@@ -97,12 +97,15 @@ def test_searching():
     assert lazy.log.counters.fallbacks == 0
 
 
-def test_unique_of_rows_under_strict_fallback_raises():
-    """The set functions are ours (test_sets.py); unique rows (`axis=`) are NumPy's."""
+def test_unique_of_wide_slices_under_strict_fallback_raises():
+    """The set functions are ours (test_sets.py), unique rows (`axis=`) too;
+    slices of more than sets.MAX_SLICE elements are NumPy's."""
+    from lazy.sets import MAX_SLICE
     x = lnp.asarray(np.arange(4).reshape(2, 2))
     np.testing.assert_array_equal(lnp.unique_values(x).numpy(), np.arange(4))
+    np.testing.assert_array_equal(lnp.unique(x, axis=0).numpy(), np.arange(4).reshape(2, 2))
     with pytest.raises(lazy.FallbackError, match="unique"):
-        lnp.unique(x, axis=0)
+        lnp.unique(lnp.zeros((2, MAX_SLICE + 1)), axis=0)
 
 
 def test_utility_functions():

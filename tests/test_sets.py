@@ -134,16 +134,64 @@ def test_other_pending_tensors_are_left_pending(fresh_log):
     np.testing.assert_array_equal(other.numpy(), np.arange(5) * 3)
 
 
-def test_unique_of_rows_is_a_logged_fallback(fallback_log):
-    """`axis=` (unique rows) has no kernels of ours: NumPy's, and the log says so."""
-    a = np.array([[1, 2], [1, 2], [0, 5]])
-    same_arrays(as_tuple(lnp.unique(lazy.asarray(a), return_counts=True, axis=0)),
-                np.unique(a, return_counts=True, axis=0))
-    assert lazy.log.counters.fallbacks == 1
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(DTYPE_NAMES), axis=st.integers(-3, 2), seed=st.integers(0, 2 ** 16),
+       transposed=st.booleans())
+def test_unique_slices_match_numpy(shape, dtype, axis, seed, transposed):
+    """unique(axis=): the distinct slices in NumPy's lexicographic order, with
+    first indices, inverse and counts. Ties, ±0 (equal) and NaNs (never
+    equal: NumPy compares the slices as records) included; a slice holding a
+    NaN is its own, and which of two such identical slices gets which
+    inverse entry is any one-to-one choice (NumPy's sort there is not
+    stable)."""
+    axis %= len(shape)
+    a = tricky(shape, dtype, np.random.default_rng(seed))
+    x = lazy.asarray(a)
+    if transposed:
+        a, x = a.T, x.T
+    nans = None
+    if a.dtype.kind == "f":
+        nans = np.isnan(np.moveaxis(a, axis, 0).reshape(a.shape[axis], -1)).any(axis=1)
+    for flags in FLAGS:
+        same_arrays(as_tuple(lnp.unique(x, *flags, axis=axis)),
+                    as_tuple(np.unique(a, *flags, axis=axis)),
+                    nans, 1 + flags[0] if flags[1] else None)
+
+
+def test_unique_rows_are_our_kernels_around_one_sync(fresh_log):
+    """A stable argsort per column (the last first), a fused compare of the
+    sorted rows, the one implicit sync; the results are pending after it."""
+    a = np.array([[1, 2], [0, 5], [1, 2], [0, 4]])
+    values, counts = lnp.unique(lazy.asarray(a) + 0, return_counts=True, axis=0)
+    assert [s.cause for s in lazy.log.syncs] == ["implicit: unique"]
+    kinds = [r.kernel.split("_")[0] for r in lazy.log]
+    assert kinds.count("argsort") == 2 and kinds[-1].startswith("r"), kinds  # the any() last
+    assert values._buf.pending and counts._buf.pending
+    same_arrays((values, counts), np.unique(a, return_counts=True, axis=0))
+    np.testing.assert_array_equal(lazy.unique(lazy.asarray(a), dim=0).numpy(),
+                                  np.unique(a, axis=0))
+    assert lazy.log.counters.fallbacks == 0
+
+
+def test_empty_or_wide_slices_are_a_logged_fallback(fallback_log):
+    """No slices, empty slices, or slices of more than MAX_SLICE elements (a
+    sort each) keep NumPy's unique(axis=), and the log says so; a bad axis
+    raises NumPy's AxisError at the call."""
+    from lazy.sets import MAX_SLICE
+    rng = np.random.default_rng(3)
+    for a, axis in ((np.zeros((0, 3)), 0), (np.zeros((3, 0)), 0),
+                    (rng.integers(0, 2, (4, MAX_SLICE + 1)), 0)):
+        same_arrays(as_tuple(lnp.unique(lazy.asarray(a), return_counts=True, axis=axis)),
+                    np.unique(a, return_counts=True, axis=axis))
+    assert lazy.log.counters.fallbacks == 3
+    with pytest.raises(np.exceptions.AxisError, match="axis 2"):
+        lnp.unique(lazy.asarray(np.zeros((2, 2))), axis=2)
 
 
 def test_on_the_emulated_gpu(cuda):
-    """The same kernels on device cuda: CuPy's argsort and scan, our gathers and scatter."""
+    """The same kernels on device cuda: CuPy's argsort and scan, our gathers and
+    scatter; unique rows too."""
     from cuda_lazy_helpers import check
     a = np.array([[3.0, np.nan, 1.0], [np.nan, 3.0, -0.0], [0.0, 2.0, 3.0]])
     got, want = lnp.unique_all(lazy.asarray(a, device="cuda")), np.unique_all(a)
@@ -151,11 +199,17 @@ def test_on_the_emulated_gpu(cuda):
         check(g, w)
     check(lnp.unique(lazy.asarray(a, device="cuda"), return_counts=True)[1],
           np.unique(a, return_counts=True)[1])
+    rows = np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0], [-0.0, 4.0]])
+    got = lnp.unique(lazy.asarray(rows, device="cuda"), axis=0, return_index=True,
+                     return_inverse=True, return_counts=True)
+    for g, w in zip(got, np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                   return_counts=True)):
+        check(g, w)
 
 
 def test_torch_forms_match_torch():
     """lazy.unique and x.unique() return what torch.unique does (NaNs distinct;
-    slices along `dim` through NumPy's unique, a logged fallback)."""
+    slices along `dim` as NumPy's unique(axis=) gives them)."""
     import torch
     a = np.array([[3.0, np.nan, 1.0], [np.nan, 3.0, 2.0]], np.float32)
     x, t = lazy.asarray(a), torch.from_numpy(a)
@@ -169,7 +223,10 @@ def test_torch_forms_match_torch():
                 np.testing.assert_array_equal(g.numpy(), w.numpy())
     np.testing.assert_array_equal(x.unique().numpy(), torch.unique(t).numpy())
     rows = np.array([[1, 2], [0, 5], [1, 2]])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LAZY_FALLBACK", "allow")
-        np.testing.assert_array_equal(lazy.unique(lazy.asarray(rows), dim=0).numpy(),
-                                      torch.unique(torch.from_numpy(rows), dim=0).numpy())
+    for inverse in (False, True):
+        got = as_tuple(lazy.unique(lazy.asarray(rows), dim=0, return_inverse=inverse,
+                                   return_counts=True))
+        want = torch.unique(torch.from_numpy(rows), dim=0, return_inverse=inverse,
+                            return_counts=True)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())

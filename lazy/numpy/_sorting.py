@@ -103,13 +103,21 @@ def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
            equal_nan: bool = True, sorted: bool = True):  # noqa: A002  (NumPy's name)
     """NumPy's unique, with its optional extra outputs (lazy/sets.py). The
     values are sorted even with `sorted=False`, one order NumPy allows.
-    Unique rows or columns (`axis`) are a NumPy fallback."""
+    Unique rows or columns (`axis`) are ours up to sets.MAX_SLICE elements
+    a slice, then a NumPy fallback; a 1-D array's only axis is NumPy's flat
+    unique, `equal_nan` included."""
+    t = tensor(ar)
     if axis is not None:
-        return numpy_fallback("unique", np.unique, (tensor(ar),),
+        axis = numpy_axis(axis, t.ndim)  # NumPy's AxisError
+    if axis is not None and t.ndim > 1:
+        got = sets.unique_slices(t, axis, return_index, return_inverse, return_counts)
+        if got is not None:
+            return got
+        return numpy_fallback("unique", np.unique, (t,),
                               {"return_index": return_index, "return_inverse": return_inverse,
                                "return_counts": return_counts, "axis": axis,
                                "equal_nan": equal_nan})
-    return sets.unique(tensor(ar), return_index, return_inverse, return_counts,
+    return sets.unique(t, return_index, return_inverse, return_counts,
                          equal_nan=equal_nan)
 
 
