@@ -113,10 +113,9 @@ def slice_runs(x: Tensor, axis: int, *, indices: bool, inverse: bool) -> Runs | 
     values are the distinct slices, stacked along `axis`. None when NumPy's
     fallback should run instead: no slices, empty slices, or slices longer
     than MAX_SLICE."""
-    d = axis
-    order = [d] + [k for k in range(x.ndim) if k != d]
+    order = [axis] + [k for k in range(x.ndim) if k != axis]
     moved = x.permute(*order)
-    n = x.shape[d]
+    n = x.shape[axis]
     width = moved.size // n if n else 0
     if not n or not width or width > MAX_SLICE:
         return None

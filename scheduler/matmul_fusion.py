@@ -24,8 +24,8 @@ import numpy as np
 
 from .fusion import Group, is_trivial
 from .graph import Buffer
-from .pool import empty
 from .kernel_ir import Launch
+from .pool import empty
 from .view import View
 
 # A panel of a's and c's rows together. Each BLAS call packs all of b again,

@@ -6,7 +6,6 @@ mid-line: no row held a whole line-aligned block for the streaming
 stores (loops._streamed_rows), and every 64-byte vector load split across
 two lines. `empty` aligns outputs of ALIGN_MIN_BYTES or more to a line.
 
-
 A kernel's output is usually written into fresh memory, and touching 40 MB
 of fresh pages costs more than the kernel itself on many machines (page
 faults, made worse when several threads fault at once). When a realized
