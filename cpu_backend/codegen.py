@@ -137,6 +137,7 @@ class _Gen:
         self.acc = Accumulator(k.reduce) if k.reduce is not None else None
         self.nloops = 0  # loops emitted so far: a loop whose body adds one is "outer"
         self.lanes: int | None = None  # set while emitting a simd.py vector loop body
+        self.rem: ir.Value | None = None  # ... and its lanes in the row, in a masked step
         dts = [i.dtype for i in k.inputs] + [o.dtype for o in k.outputs]
         dts += self.acc.partial_dtypes if self.acc else []
         self.ptr = []
@@ -349,7 +350,8 @@ class _Gen:
         if isinstance(loc, Hoisted):
             return self.splat(loc.value), inp.dtype
         if isinstance(loc, Ptr):
-            v = simd.load(self.b, loc.p, loc.step, self.lanes) if self.lanes else self.b.load(loc.p)
+            v = simd.load(self.b, loc.p, loc.step, self.lanes, self.rem) if self.lanes \
+                else self.b.load(loc.p)
         else:
             pos = self.position(i, loc)
             if inp.iota:
@@ -409,7 +411,7 @@ class _Gen:
             if o.dtype.is_bool:
                 v = b.zext(v, like(v.type, I8))
             if self.lanes:  # simd.lanes admits only plain, row-contiguous outputs
-                simd.store(b, v, loc.p)
+                simd.store(b, v, loc.p, self.rem)
                 continue
             if o.pos is not None:
                 at = cast(b, vals[id(o.pos)], o.pos.dtype, _I64)

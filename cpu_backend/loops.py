@@ -211,15 +211,21 @@ def _elementwise(g: _Gen) -> None:
 
     lanes = simd.lanes(k)
 
+    def in_steps(tag) -> list:
+        s = tag[0] if tag is not None else None
+        return [None if inp.indirect or n in hoist else pick(n, s)
+                for n, inp in enumerate(k.inputs)]
+
     def vector_fits(tag) -> bool:
         s = tag[0] if tag is not None else None
-        ins = [None if inp.indirect or n in hoist else pick(n, s) for n, inp in enumerate(k.inputs)]
-        return lanes is not None and simd.steps_fit(ins, [pick(n, s) for n in range(nin, len(views))])
+        return lanes is not None and \
+            simd.steps_fit(in_steps(tag), [pick(n, s) for n in range(nin, len(views))])
 
     def inner(state, cnt, tag) -> None:
         """The inner loop over elements [0, cnt) of a row: simd.py's, or LLVM's to vectorize."""
         if vector_fits(tag):
-            simd.row_loop(g, cnt, lanes, lambda j: elem(state, j, [], tag))
+            wide = any(isinstance(st, ir.Constant) and st.constant == 2 for st in in_steps(tag))
+            simd.row_loop(g, cnt, lanes, lambda j: elem(state, j, [], tag), wide)
         else:
             g.counted_loop(_ZERO, cnt, [], lambda j, c: elem(state, j, c, tag), hint(tag))
 
