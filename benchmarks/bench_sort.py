@@ -20,6 +20,7 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   unique      unique(i)                 i: 10M int64 in [0, 100000)
   valuecount  c[inv] of unique(round(x, 2), return_inverse, return_counts):
               how often each element's value occurs
+  isin        isin(round(x, 2), t); t: 1000 values rounded to 0.01 (no sync)
   unique_rows unique(R, axis=0, return_inverse, return_counts), the three
               concatenated; R: 1M x 3 int64 in [0, 20); torch: unique(dim=0)
 
@@ -60,6 +61,8 @@ def cases() -> dict:
     y, j = lazy.asarray(yn), lazy.asarray(jn)
     rrn = rng.integers(0, 20, (1_000_000, 3))
     rr = lazy.asarray(rrn)
+    tn = np.round(rng.standard_normal(1000, dtype=np.float32), 2)
+    t = lazy.asarray(tn)
     out = {
         "rows": (lambda: lnp.sort(a, axis=1), lambda: np.sort(an, axis=1)),
         "columns": (lambda: lnp.sort(a, axis=0), lambda: np.sort(an, axis=0)),
@@ -79,14 +82,15 @@ def cases() -> dict:
                       lambda: np.quantile(xn, [0.1, 0.5, 0.9])),
         "unique": (lambda: lnp.unique(i), lambda: np.unique(iin)),
         "valuecount": (lambda: value_counts(lnp, r), lambda: value_counts(np, rn)),
+        "isin": (lambda: lnp.isin(r, t), lambda: np.isin(rn, tn)),
         "unique_rows": (lambda: unique_rows(lnp, rr), lambda: unique_rows(np, rrn)),
     }
     checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
-    xt, at, st, kt, it, rt, yt, jt, rrt = (torch.from_numpy(v) for v in
-                                           (xn, an, sn, kn, iin, rn, yn, jn, rrn))
+    xt, at, st, kt, it, rt, yt, jt, rrt, tt = (torch.from_numpy(v) for v in
+                                               (xn, an, sn, kn, iin, rn, yn, jn, rrn, tn))
     peers = {"rows": lambda: torch.sort(at, 1).values, "columns": lambda: torch.sort(at, 0).values,
              "argsort": lambda: torch.argsort(at, dim=1, stable=True),
              "flat": lambda: torch.sort(xt).values, "search": lambda: torch.searchsorted(st, kt),
@@ -100,6 +104,7 @@ def cases() -> dict:
                                                                   dtype=torch.float64).float()),
              "unique": lambda: torch.unique(it),
              "valuecount": lambda: torch_value_counts(rt),
+             "isin": lambda: torch.isin(rt, tt),
              "unique_rows": lambda: torch.cat([r.reshape(-1) for r in torch.unique(
                  rrt, dim=0, return_inverse=True, return_counts=True)])}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))

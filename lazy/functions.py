@@ -141,6 +141,13 @@ def unique(x: object, sorted: bool = True, return_inverse: bool = False,  # noqa
     return sets.torch_unique(_t(x), sorted, return_inverse, return_counts, dim)
 
 
+def isin(elements: object, test_elements: object, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """PyTorch's isin (lazy/sets.py): lazy, no sync; `assume_unique` changes
+    nothing here."""
+    return sets.isin(_t(elements), _t(test_elements), invert)
+
+
 def einsum(equation: str, *operands: object) -> Tensor:
     """PyTorch's einsum, operands given one by one or as one list (lazy/einsum.py)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -26,6 +26,10 @@ the search; with 10M distinct values the search costs more (470 against
 Results are sorted. NumPy 2.3's `unique_values` may return integers in
 hash order; a sorted result is one of the orders it allows.
 
+`isin` needs no sync at all: its result has its input's shape. The test
+elements are sorted, each element searched for among them and compared
+with what the search finds (`isin`).
+
 Unique slices along an axis (`unique(x, axis=0)`: unique rows) take the
 same steps with the slices as rows: they are sorted lexicographically by
 one stable argsort per element of a slice, the last element first (a
@@ -41,10 +45,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scheduler.dtypes import int64
+from scheduler.dtypes import bool_, int64, result_type
 
-from . import indexing, mutation, runtime, sorting
-from .creation import zeros
+from . import elementwise, indexing, mutation, runtime, sorting
+from .creation import full, zeros
 from .scan import scan
 from .tensor import Tensor
 
@@ -143,6 +147,27 @@ def slice_runs(x: Tensor, axis: int, *, indices: bool, inverse: bool) -> Runs | 
     values = rows_at(first).reshape(shape).permute(*back)
     inv = _inverse(perm, change, (n,), x.device) if inverse else None
     return Runs(values, first if indices else None, inv, bounds[1:] - starts)
+
+
+def isin(x: Tensor, test: Tensor, invert: bool = False) -> Tensor:
+    """NumPy's `isin` and PyTorch's: whether each element of x equals some
+    element of `test` (both in their common dtype), as bools shaped like x;
+    `invert` negates it. Equality is ==, as NumPy's: -0.0 is in [0.0] and a
+    NaN is in nothing. Lazy throughout: `test` sorted, x searched for in it
+    (searchsorted, left), and each x compared with the element found there."""
+    if x.device != test.device:
+        raise ValueError(f"isin: expected both tensors on the same device, but found "
+                         f"{x.device} and {test.device}")
+    n = test.size
+    if not n:
+        return full(x.shape, invert, dtype=bool_, device=x.device)
+    common = result_type(x.dtype, test.dtype)
+    flat = test.reshape(-1)
+    ordered = sorting.sort(flat if flat.dtype == common else elementwise.astype(flat, common),
+                           0, "quicksort")
+    at = elementwise.apply("minimum", sorting.searchsorted(ordered, x), n - 1)
+    found = indexing.gather(ordered, at) == x
+    return ~found if invert else found
 
 
 def _changes(ordered: Tensor, equal_nan: bool) -> Tensor:

@@ -189,6 +189,55 @@ def test_empty_or_wide_slices_are_a_logged_fallback(fallback_log):
         lnp.unique(lazy.asarray(np.zeros((2, 2))), axis=2)
 
 
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), min_size=0, max_size=2).map(tuple),
+       test_shape=st.lists(st.integers(0, 7), min_size=0, max_size=2).map(tuple),
+       dtypes=st.tuples(st.sampled_from(DTYPE_NAMES), st.sampled_from(DTYPE_NAMES)),
+       invert=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_isin_matches_numpy(shape, test_shape, dtypes, invert, seed):
+    """Both operands with ties, ±0 and NaNs, in any two dtypes (compared in
+    their common one), either empty, inverted or not."""
+    rng = np.random.default_rng(seed)
+    a, b = tricky(shape, dtypes[0], rng), tricky(test_shape, dtypes[1], rng)
+    got = lnp.isin(lazy.asarray(a), lazy.asarray(b), invert=invert)
+    want = np.isin(a, b, invert=invert)
+    assert (got.dtype.name, got.shape) == (want.dtype.name, want.shape)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_isin_runs_nothing_until_a_sync(fresh_log):
+    """No sync at the call (the result has the input's shape): a sort, a
+    search and one fused compare, when the result is asked for."""
+    x = lazy.asarray(np.array([[4, 1], [7, 2]])) * 2
+    got = lnp.isin(x, lazy.asarray(np.array([2, 14, 3])))
+    assert len(lazy.log) == 0 and got._buf.pending
+    np.testing.assert_array_equal(got.numpy(), [[False, True], [True, False]])
+    assert [s.cause for s in lazy.log.syncs] == ["implicit: numpy()"]
+    kinds = [r.kernel.split("_")[0] for r in lazy.log]
+    assert "sort" in kinds and "searchsorted" in kinds, kinds
+    assert lazy.log.counters.fallbacks == 0
+    with pytest.raises(ValueError, match="Invalid kind"):
+        lnp.isin(x, [1], kind="hash")
+    with pytest.raises(ValueError, match="only supported for boolean or integer"):
+        lnp.isin(x, [1.5], kind="table")
+    np.testing.assert_array_equal(lnp.isin(x, [8, 4], kind="table").numpy(),
+                                  [[True, False], [False, True]])
+
+
+def test_union1d_and_torch_isin():
+    """union1d is unique of both, flattened (NaNs one value); torch.isin's forms."""
+    import torch
+    a, b = np.array([3.0, 1.0, np.nan, -0.0]), np.array([[2.0, 1.0], [np.nan, 0.0]])
+    np.testing.assert_array_equal(lnp.union1d(a, lazy.asarray(b)).numpy(), np.union1d(a, b))
+    e, t = np.array([[1, 5, 3], [3, 9, 0]]), np.array([3, 0, 11])
+    for invert in (False, True):
+        np.testing.assert_array_equal(
+            lazy.isin(lazy.asarray(e), lazy.asarray(t), invert=invert).numpy(),
+            torch.isin(torch.from_numpy(e), torch.from_numpy(t), invert=invert).numpy())
+    np.testing.assert_array_equal(lazy.isin(lazy.asarray(e), 3).numpy(),
+                                  torch.isin(torch.from_numpy(e), 3).numpy())
+
+
 def test_on_the_emulated_gpu(cuda):
     """The same kernels on device cuda: CuPy's argsort and scan, our gathers and
     scatter; unique rows too."""

@@ -121,5 +121,25 @@ def unique(ar: object, return_index: bool = False, return_inverse: bool = False,
                          equal_nan=equal_nan)
 
 
-__all__ = ["argpartition", "argsort", "partition", "sort", "unique", "unique_all",
-           "unique_counts", "unique_inverse", "unique_values"]
+def isin(element: object, test_elements: object, assume_unique: bool = False,
+         invert: bool = False, *, kind: str | None = None) -> Tensor:
+    """NumPy's isin (lazy/sets.py): lazy, no sync. `kind` is checked as NumPy
+    checks it and changes nothing else; so does `assume_unique`."""
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: {kind!r}. Please use None, 'sort' or 'table'.")
+    a, b = tensor(element), tensor(test_elements)
+    if kind == "table" and not all(t.dtype.is_int or t.dtype.is_bool for t in (a, b)):
+        raise ValueError("The 'table' method is only supported for boolean or integer "
+                         "arrays. Please select 'sort' or None for kind.")
+    return sets.isin(a, b, invert)
+
+
+def union1d(ar1: object, ar2: object) -> Tensor:
+    """NumPy's union1d: the sorted distinct values of both, flattened (`unique`
+    of their concatenation: one sync)."""
+    from ._manipulation import concat
+    return sets.unique(concat([tensor(ar1), tensor(ar2)], axis=None))
+
+
+__all__ = ["argpartition", "argsort", "isin", "partition", "sort", "union1d", "unique",
+           "unique_all", "unique_counts", "unique_inverse", "unique_values"]
