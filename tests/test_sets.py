@@ -224,6 +224,30 @@ def test_isin_runs_nothing_until_a_sync(fresh_log):
                                   [[True, False], [False, True]])
 
 
+@settings(max_examples=60, deadline=None)
+@given(shapes=st.tuples(*[st.lists(st.integers(0, 5), min_size=0, max_size=2).map(tuple)] * 2),
+       dtypes=st.tuples(st.sampled_from(DTYPE_NAMES), st.sampled_from(DTYPE_NAMES)),
+       assume_unique=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_the_1d_set_functions_match_numpy(shapes, dtypes, assume_unique, seed):
+    """union1d, intersect1d (with the indices too), setdiff1d and setxor1d:
+    NumPy's values, dtypes and shapes, ties, ±0 and NaNs included, in any
+    two dtypes. With `assume_unique` the inputs are made unique first, as
+    NumPy asks of the caller."""
+    rng = np.random.default_rng(seed)
+    a, b = (tricky(shape, d, rng) for shape, d in zip(shapes, dtypes))
+    if assume_unique:
+        a, b = np.unique(a, equal_nan=False), np.unique(b, equal_nan=False)
+    calls = [("union1d", {}), ("intersect1d", {"return_indices": True}),
+             ("setdiff1d", {}), ("setxor1d", {})]
+    if not assume_unique:
+        calls.append(("intersect1d", {}))
+    for name, kw in calls:
+        if name != "union1d":
+            kw = {**kw, "assume_unique": assume_unique}
+        got = as_tuple(getattr(lnp, name)(lazy.asarray(a), lazy.asarray(b), **kw))
+        same_arrays(got, as_tuple(getattr(np, name)(a, b, **kw)))
+
+
 def test_union1d_and_torch_isin():
     """union1d is unique of both, flattened (NaNs one value); torch.isin's forms."""
     import torch

@@ -10,7 +10,7 @@ from .. import sets, sorting
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import tensor
-from ._manipulation import numpy_axis
+from ._manipulation import concat, numpy_axis
 
 
 def _flat_if_none(t: Tensor, axis: int | None) -> tuple[Tensor, int]:
@@ -137,9 +137,58 @@ def isin(element: object, test_elements: object, assume_unique: bool = False,
 def union1d(ar1: object, ar2: object) -> Tensor:
     """NumPy's union1d: the sorted distinct values of both, flattened (`unique`
     of their concatenation: one sync)."""
-    from ._manipulation import concat
     return sets.unique(concat([tensor(ar1), tensor(ar2)], axis=None))
 
 
-__all__ = ["argpartition", "argsort", "isin", "partition", "sort", "union1d", "unique",
-           "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+# intersect1d, setdiff1d and setxor1d follow NumPy's own steps, over our
+# unique (a sync each), sort, isin and boolean masks (a sync each): the
+# same values, NaNs and signed zeros included, without leaving lazyrt.
+
+def intersect1d(ar1: object, ar2: object, assume_unique: bool = False,
+                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor, Tensor]:
+    """NumPy's intersect1d: the sorted values in both (and, with
+    `return_indices`, the first index of each in either input)."""
+    a, b = tensor(ar1), tensor(ar2)
+    if assume_unique:
+        a, b = a.reshape(-1), b.reshape(-1)
+    elif return_indices:
+        (a, first_a), (b, first_b) = unique(a, return_index=True), unique(b, return_index=True)
+    else:
+        a, b = unique(a), unique(b)
+    aux = concat([a, b], axis=None)
+    order = argsort(aux, kind="stable") if return_indices else None
+    aux = aux[order] if return_indices else sort(aux)
+    same = aux[1:] == aux[:-1]
+    values = aux[:-1][same]
+    if not return_indices:
+        return values
+    in_a, in_b = order[:-1][same], order[1:][same] - a.size
+    if not assume_unique:
+        in_a, in_b = first_a[in_a], first_b[in_b]
+    return values, in_a, in_b
+
+
+def setdiff1d(ar1: object, ar2: object, assume_unique: bool = False) -> Tensor:
+    """NumPy's setdiff1d: the sorted distinct values of ar1 not in ar2."""
+    a, b = tensor(ar1), tensor(ar2)
+    a, b = (a.reshape(-1), b) if assume_unique else (unique(a), unique(b))
+    return a[sets.isin(a, b, invert=True)]
+
+
+def setxor1d(ar1: object, ar2: object, assume_unique: bool = False) -> Tensor:
+    """NumPy's setxor1d: the sorted values in exactly one of the two."""
+    a, b = tensor(ar1), tensor(ar2)
+    if not assume_unique:
+        a, b = unique(a), unique(b)
+    aux = concat([a, b], axis=None)
+    if not aux.size:
+        return aux
+    aux = sort(aux)
+    edge = tensor(np.array([True]))
+    apart = concat([edge, aux[1:] != aux[:-1], edge])
+    return aux[apart[1:] & apart[:-1]]
+
+
+__all__ = ["argpartition", "argsort", "intersect1d", "isin", "partition", "setdiff1d",
+           "setxor1d", "sort", "union1d", "unique", "unique_all", "unique_counts",
+           "unique_inverse", "unique_values"]
