@@ -264,7 +264,7 @@ def test_union1d_and_torch_isin():
 
 def test_on_the_emulated_gpu(cuda):
     """The same kernels on device cuda: CuPy's argsort and scan, our gathers and
-    scatter; unique rows too."""
+    scatter; unique rows, isin and setxor1d too."""
     from cuda_lazy_helpers import check
     a = np.array([[3.0, np.nan, 1.0], [np.nan, 3.0, -0.0], [0.0, 2.0, 3.0]])
     got, want = lnp.unique_all(lazy.asarray(a, device="cuda")), np.unique_all(a)
@@ -272,6 +272,10 @@ def test_on_the_emulated_gpu(cuda):
         check(g, w)
     check(lnp.unique(lazy.asarray(a, device="cuda"), return_counts=True)[1],
           np.unique(a, return_counts=True)[1])
+    check(lnp.isin(lazy.asarray(a, device="cuda"), lazy.asarray([3.0, 0.0], device="cuda")),
+          np.isin(a, [3.0, 0.0]))
+    check(lnp.setxor1d(lazy.asarray(a, device="cuda"), lazy.asarray([3.0, 7.0], device="cuda")),
+          np.setxor1d(a, [3.0, 7.0]))
     rows = np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0], [-0.0, 4.0]])
     got = lnp.unique(lazy.asarray(rows, device="cuda"), axis=0, return_index=True,
                      return_inverse=True, return_counts=True)

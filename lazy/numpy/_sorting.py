@@ -1,12 +1,16 @@
 """Sorting: `sort`, `argsort`, `partition` and `argpartition` are deferred
 extern kernels (lazy/sorting.py); the set functions sort and mark runs
 with kernels of ours around one sync, their result's size being the
-data's (lazy/sets.py)."""
+data's (lazy/sets.py); `isin` sorts and searches with no sync, and the
+`*1d` set functions are NumPy's steps over those."""
 from __future__ import annotations
 
 import numpy as np
 
+from scheduler.dtypes import bool_
+
 from .. import sets, sorting
+from ..creation import full
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import tensor
@@ -184,7 +188,7 @@ def setxor1d(ar1: object, ar2: object, assume_unique: bool = False) -> Tensor:
     if not aux.size:
         return aux
     aux = sort(aux)
-    edge = tensor(np.array([True]))
+    edge = full((1,), True, dtype=bool_, device=aux.device)
     apart = concat([edge, aux[1:] != aux[:-1], edge])
     return aux[apart[1:] & apart[:-1]]
 
