@@ -95,11 +95,7 @@ def runs(x: Tensor, *, indices: bool, inverse: bool, equal_nan: bool) -> Runs:
     else:
         perm, ordered = None, sorting.sort(flat, 0, "quicksort")
     change = _changes(ordered, equal_nan)
-    runtime.implicit_sync(change, "unique", also=(ordered,) if perm is None else (ordered, perm))
-    bounds = np.concatenate(([0], np.flatnonzero(change.numpy()) + 1, [n])) if n else \
-        np.zeros(1, np.int64)
-    bounds = indexing.positions_tensor(bounds, x.device)  # the runs' starts, then n
-    starts = bounds[:-1]
+    starts, counts = _cut(change, n, x.device, (ordered,) if perm is None else (ordered, perm))
     values = indexing.gather(ordered, starts)
     if not inverse:
         inv = None
@@ -107,8 +103,7 @@ def runs(x: Tensor, *, indices: bool, inverse: bool, equal_nan: bool) -> Runs:
         inv = sorting.searchsorted(values, flat).reshape(x.shape)
     else:
         inv = _inverse(perm, change, x.shape, x.device)
-    return Runs(values, indexing.gather(perm, starts) if indices else None, inv,
-                bounds[1:] - starts)
+    return Runs(values, indexing.gather(perm, starts) if indices else None, inv, counts)
 
 
 def slice_runs(x: Tensor, axis: int, *, indices: bool, inverse: bool) -> Runs | None:
@@ -137,16 +132,13 @@ def slice_runs(x: Tensor, axis: int, *, indices: bool, inverse: bool) -> Runs | 
         perm = indexing.gather(perm, sorting.argsort(column, 0, "stable"))
     ordered = rows_at(perm)
     change = (ordered[1:] != ordered[:-1]).any(dim=1)
-    runtime.implicit_sync(change, "unique", also=(perm,))
-    bounds = np.concatenate(([0], np.flatnonzero(change.numpy()) + 1, [n]))
-    bounds = indexing.positions_tensor(bounds, x.device)
-    starts = bounds[:-1]
+    starts, counts = _cut(change, n, x.device, (perm,))
     first = indexing.gather(perm, starts)
     shape = (len(starts),) + tuple(moved.shape[1:])
     back = [order.index(k) for k in range(x.ndim)]
     values = rows_at(first).reshape(shape).permute(*back)
     inv = _inverse(perm, change, (n,), x.device) if inverse else None
-    return Runs(values, first if indices else None, inv, bounds[1:] - starts)
+    return Runs(values, first if indices else None, inv, counts)
 
 
 def isin(x: Tensor, test: Tensor, invert: bool = False) -> Tensor:
@@ -168,6 +160,19 @@ def isin(x: Tensor, test: Tensor, invert: bool = False) -> Tensor:
     at = elementwise.apply("minimum", sorting.searchsorted(ordered, x), n - 1)
     found = indexing.gather(ordered, at) == x
     return ~found if invert else found
+
+
+def _cut(change: Tensor, n: int, device: str, also: tuple[Tensor, ...]
+         ) -> tuple[Tensor, Tensor]:
+    """The unique sync: compute the marks `change` between n sorted items
+    (and `also`, which later results read), find them on the host, and
+    return each run's start and length as lazy positions on `device`."""
+    runtime.implicit_sync(change, "unique", also=also)
+    bounds = np.concatenate(([0], np.flatnonzero(change.numpy()) + 1, [n])) if n else \
+        np.zeros(1, np.int64)
+    bounds = indexing.positions_tensor(bounds, device)  # the runs' starts, then n
+    starts = bounds[:-1]
+    return starts, bounds[1:] - starts
 
 
 def _changes(ordered: Tensor, equal_nan: bool) -> Tensor:
