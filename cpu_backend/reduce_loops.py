@@ -39,9 +39,12 @@ def tile_eligible(k: Kernel) -> bool:
     or -1 when reversed), so those kernels skip it (it roughly doubles compile
     time). An input the same all along the innermost out axis (`out_inner`
     0) does not count: in `(w[:, None] * A).sum(0)` w is one value per
-    reduce step either way, and A is read down its columns."""
+    reduce step either way, and A is read down its columns. So when every
+    input is such (a full sum: one out element, stride 0), no input can be
+    contiguous along the out axis and the tiled order is never chosen."""
     full = [i for i in k.inputs if i.space == "full" and not i.iota and not i.indirect]
-    return k.reduce is not None and k.n_out > 0 and bool(full) and \
+    return k.reduce is not None and k.n_out > 0 and \
+        any(i.out_inner != 0 for i in full) and \
         not any(i.inner in (1, -1) and i.out_inner != 0 for i in full)
 
 

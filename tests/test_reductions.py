@@ -375,6 +375,22 @@ def test_cached_build_plans_depend_on_every_argument():
             t.sum(axis=2)
 
 
+@pytest.mark.parametrize("view", ["plain", "transposed"])
+def test_a_full_sum_compiles_no_tiled_order(view):
+    """A full sum has one out element, which every input reads with stride 0
+    (`out_inner` 0), so choose_tile can never pick the tiled order: it is not
+    compiled (it doubled the kernel's compile time)."""
+    from cpu_backend.reduce_loops import tile_eligible
+    from scheduler.realize import plan
+    a = np.random.default_rng(9).standard_normal((300, 257)).astype(np.float32)
+    x = lazy.asarray(a) if view == "plain" else lazy.asarray(a).T
+    r = x.sum()
+    [step] = plan([r._buf]).steps
+    assert {i.out_inner for i in step.kernel.inputs} == {0}
+    assert not tile_eligible(step.kernel)
+    np.testing.assert_allclose(r.numpy(), a.astype(np.float64).sum(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_weighted_column_sum_is_tiled(dtype):
     """`(w[:, None] * A).sum(0)`: w is contiguous along the reduce axis but the
