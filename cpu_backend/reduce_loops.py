@@ -166,6 +166,9 @@ class ReductionLoops:
         def lse_row(state, cnt, carry, tag):
             return blocked_lse(g, acc, lambda j: x_at(state, j, tag, acc.block_dtype), cnt, carry)
 
+        def nan_row(state, cnt, carry, tag):
+            return nan_extreme(g, acc.op, lambda j: x_at(state, j, tag), cnt, carry)
+
         def unit_rows(state, tag) -> list[ir.Value]:  # rows read at stride 1, by pointer
             return [state[1][i].p for n, i in enumerate(full) if isinstance(state[1][i], Ptr)
                     and isinstance(pick(n, tag), ir.Constant) and pick(n, tag).constant == 1]
@@ -183,7 +186,8 @@ class ReductionLoops:
 
         rs = g.ctl["rstart"]
         float_sum = red.op == "sum" and acc.acc.is_float
-        row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum_row if float_sum else None
+        row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum_row if float_sum else \
+            nan_row if red.op in ("nanmax", "nanmin") and acc.acc.is_float else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
                             relem, versions, check, row, hint)
 
@@ -351,6 +355,36 @@ def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> lis
         return acc.lse_block(b, c, bmax, block_sum)
 
     return over_blocks(g, cnt, LSE_BLOCK, carry, block)
+
+
+def nan_extreme(g: _Gen, op: str, x_at, cnt: ir.Value, carry: list[ir.Value]
+                ) -> list[ir.Value]:
+    """nanmax/nanmin over one row: the extreme of its elements with NaN read
+    as -inf (+inf), and whether any is not NaN, in one loop; the row then
+    joins the carry by maxNum (minNum) if it had one.
+
+    A maxnum loop over the elements themselves (Accumulator.update, used
+    elsewhere) LLVM vectorizes only behind a check that leaves the vector
+    loop for the scalar one at the first NaN: a 4096 x 4096 float32 row
+    nanmax took 1.2 ms without NaNs and 20 ms with 10% of them. With the
+    NaNs replaced, LLVM sees no NaN operand and drops the check. "Any not
+    NaN" is a maxnum too, of 1.0 or 0.0: LLVM 22 vectorizes a maxnum
+    reduction beside another maxnum, not beside an or, add or umax one."""
+    b = g.b
+    ty = carry[0].type
+    fn = intrinsic(b, "llvm.maxnum" if op == "nanmax" else "llvm.minnum", ty, 2)
+    seen_max = intrinsic(b, "llvm.maxnum", ty, 2)
+    fill = ir.Constant(ty, float("-inf") if op == "nanmax" else float("inf"))
+    zero, one = ir.Constant(ty, 0.0), ir.Constant(ty, 1.0)
+
+    def step(j, c):
+        x = x_at(j)
+        ordered = b.fcmp_ordered("ord", x, x)
+        return [b.call(fn, [c[0], b.select(ordered, x, fill)]),
+                b.call(seen_max, [c[1], b.select(ordered, one, zero)])]
+
+    m, seen = g.counted_loop(_ZERO, cnt, [fill, zero], step)
+    return [b.select(b.fcmp_ordered(">", seen, zero), b.call(fn, [carry[0], m]), carry[0])]
 
 
 def strided_sum(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:

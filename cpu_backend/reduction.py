@@ -97,9 +97,11 @@ class Accumulator:
             v = const(d, 0.0 if d.is_float else 0)
         elif op == "prod":
             v = const(d, 1.0 if d.is_float else 1)
-        elif op in ("max", "argmax"):
+        elif op in ("nanmax", "nanmin") and d.is_float:  # maxnum(NaN, x) is x: NaN if all are
+            v = const(d, float("nan"))
+        elif op in ("max", "argmax", "nanmax"):
             v = _extreme(d, high=False)
-        elif op in ("min", "argmin"):
+        elif op in ("min", "argmin", "nanmin"):
             v = _extreme(d, high=True)
         elif op == "logsumexp":
             return [_extreme(d, high=False), const(d, 0.0)]
@@ -123,6 +125,10 @@ class Accumulator:
                 r.flags.append("reassoc")
                 return [r]
             return [b.add(acc, x) if op == "sum" else b.mul(acc, x)]
+        if op in ("nanmax", "nanmin") and d.is_float:  # IEEE maxNum/minNum
+            fn = intrinsic(b, "llvm.maxnum" if op == "nanmax" else "llvm.minnum", acc.type, 2)
+            return [b.call(fn, [acc, x])]
+        op = {"nanmax": "max", "nanmin": "min"}.get(op, op)  # no NaN in bool and integers
         if op in ("any", "all") or (d.is_bool and op in ("max", "min")):
             return [b.or_(acc, x) if op in ("any", "max") else b.and_(acc, x)]
         if op in ("max", "min"):

@@ -52,6 +52,7 @@ LZ_D u64 lz_udivmod(u64 q, u64 n, u64* rem) {
 
 LZ_D double lz_f64_bits(i64 b) { return __longlong_as_double(b); }
 LZ_D double lz_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+LZ_D double lz_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
 
 /* wrapping integer arithmetic; bool add/mul are or/and (NumPy) */
 LZ_D bool lz_add(bool x, bool y) { return x || y; }
@@ -162,6 +163,11 @@ LZ_D float lz_max(float x, float y) { return x != x ? x : (y != y ? y : (x > y ?
 LZ_D float lz_min(float x, float y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
 LZ_D double lz_max(double x, double y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
 LZ_D double lz_min(double x, double y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
+// nanmax/nanmin: IEEE maxNum/minNum, NaN only when both are
+LZ_D float lz_fmax(float x, float y) { return fmaxf(x, y); }
+LZ_D float lz_fmin(float x, float y) { return fminf(x, y); }
+LZ_D double lz_fmax(double x, double y) { return fmax(x, y); }
+LZ_D double lz_fmin(double x, double y) { return fmin(x, y); }
 
 /* integer floor division and modulo (NumPy): by 0 -> 0; by -1 never traps */
 template <class T> LZ_D T lz_floordiv(T x, T y) {

@@ -44,7 +44,9 @@ def identity(op: str, d: DType) -> str:
         return f"({t})1"
     if op in ("any", "all"):
         return "true" if op == "all" else "false"
-    high = op in ("min", "argmin")
+    if op in ("nanmax", "nanmin") and d.is_float:
+        return f"({t})lz_nan()"
+    high = op in ("min", "argmin", "nanmin")
     if d.is_bool:
         return "true" if high else "false"
     if d.is_float:
@@ -69,6 +71,8 @@ def combine(op: str, d: DType) -> list[str]:
         return [f"return St{{a.v {'||' if op == 'any' else '&&'} b.v, 0}};"]
     if op in ("max", "min"):
         return [f"return St{{lz_{op}(a.v, b.v), 0}};"]
+    if op in ("nanmax", "nanmin"):  # no NaN in bool and integers: max, min
+        return [f"return St{{lz_{'f' if d.is_float else ''}{op[3:]}(a.v, b.v), 0}};"]
     if op == "logsumexp":
         from .codegen import ctype
         t = ctype(d)

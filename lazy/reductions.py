@@ -17,7 +17,8 @@ from scheduler.view import View, normalize_dim
 from . import elementwise, runtime
 from .tensor import Tensor
 
-_NAMES = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin"}
+_NAMES = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin",
+          "nanmax": "fmax", "nanmin": "fmin"}
 
 
 def _axes(t: Tensor, axis, op: str) -> tuple[int, ...]:

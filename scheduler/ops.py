@@ -309,6 +309,10 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
     Reduction("prod", np.prod, 1),
     Reduction("max", np.max, None),
     Reduction("min", np.min, None),
+    # NaN-ignoring: NumPy's fmax/fmin folded along the axis, NaN only where every
+    # element is (nanmax, nanmin); max and min for bool and integers
+    Reduction("nanmax", np.fmax.reduce, None),
+    Reduction("nanmin", np.fmin.reduce, None),
     Reduction("argmax", np.argmax, None),
     Reduction("argmin", np.argmin, None),
     Reduction("any", np.any, False),

@@ -28,6 +28,7 @@ from ._info import __array_namespace_info__  # noqa: F401
 from ._inplace import copyto, fill_diagonal, place, put, put_along_axis, putmask  # noqa: F401
 from ._linalg import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
+from ._nan import *  # noqa: F401,F403
 from ._order import *  # noqa: F401,F403
 from ._rounding import *  # noqa: F401,F403
 from ._searching import *  # noqa: F401,F403
