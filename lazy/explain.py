@@ -20,6 +20,7 @@ class PlannedKernel:
     fusion: str       # why this kernel's output is written to memory
     ops: tuple[str, ...]
     source: str       # generated code (LLVM IR on CPU)
+    recomputed: tuple[str, ...] = ()  # values computed here and in other kernels, not written
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Plan:
             lines.append(f"  {k.name}: {k.backend} ({k.reason}); output kept because: "
                          f"{k.fusion}")
             lines.append(f"    ops: {', '.join(k.ops)}")
+            lines += [f"    recomputed here, not written: {note}" for note in k.recomputed]
         return "\n".join(lines)
 
 
@@ -81,5 +83,5 @@ def explain(*tensors: Tensor, device: str | None = None) -> Plan:
                 reason = fused_reason(step.a_prologue is not None, step.b_prologue is not None,
                                       reason)
         out.kernels.append(PlannedKernel(step.name, backend, reason, step.group.why,
-                                         step.ops, source))
+                                         step.ops, source, tuple(step.group.recomputed)))
     return out

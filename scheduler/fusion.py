@@ -43,6 +43,14 @@ place of `exp(A)`, the random rule above applies first).
 
 Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
+
+A value read by several kernels is recomputed in each of them instead of
+written once (`recompute`) when it and the pending values it is made of
+are a few cheap elementwise ops that nothing else reads, and reading
+their inputs again in each kernel moves fewer bytes than writing the
+value and reading it back: `y = a * b; y - y.mean(1, keepdims=True)`
+reads a and b twice and writes no `y`. `lazy.explain` lists such ops
+under each kernel that recomputes them.
 """
 from __future__ import annotations
 
@@ -55,6 +63,15 @@ from .ops import EXTERN_OPS, RANDOM_OPS
 from .view import Path, View, extend
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
+RECOMPUTE_NODES = 8  # most pending nodes a value is recomputed from, in each reader
+# Ops cheap enough to compute again in each reader: one or two vector
+# instructions. Not exp and the like: `t = exp(x); t.sum(); t.max()` of 16.8M
+# float32 took 11.7-12.2 ms recomputing exp in both reductions against
+# 10.2-10.7 writing t (64 MB, which stays in this host's L3) once.
+RECOMPUTE_OPS = frozenset({"abs", "add", "and", "cast", "ceil", "copy", "copysign", "eq",
+                           "floor", "ge", "gt", "invert", "le", "lt", "maximum", "minimum",
+                           "mul", "ne", "neg", "or", "rint", "signbit", "sub", "trunc",
+                           "where", "xor"})
 _RANDOM = frozenset(op for by_dtype in RANDOM_OPS.values() for op in by_dtype.values())
 
 @dataclass
@@ -70,6 +87,7 @@ class Group:
     core: object = None          # a MatmulCore this epilogue runs with (matmul_fusion)
     paths: dict[int, tuple[Path, ...]] = field(default_factory=dict)  # member -> where evaluated
     ops: int = 0                 # ops the kernel computes: paths summed over members
+    recomputed: list[str] = field(default_factory=list)  # `recompute`'s notes, for explain
 
 
 def is_trivial(view: View, buf: Buffer) -> bool:
@@ -83,7 +101,15 @@ def is_free(buf: Buffer) -> bool:
     return buf.node.op in ("const", "iota", "param")
 
 
-def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set) -> str | None:
+def groups_of(u: Buffer, group_of: dict, copies: dict) -> list[Group]:
+    """The kernels that compute `u`: one, or each that recomputes it."""
+    if id(u) in copies:
+        return copies[id(u)]
+    return [group_of[id(u)]] if id(u) in group_of else []
+
+
+def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set,
+                          copies: dict) -> str | None:
     if id(buf) in requested:
         return "requested"
     if buf.node.op == "scatter":
@@ -93,8 +119,8 @@ def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: s
             return "base of a write"
         if i == 0 and u.node.op == "gather":
             return "read at computed positions"
-    groups = {id(group_of[id(u)]) for u, _, _ in users if id(u) in group_of}
-    if any(group_of[id(u)].kind == "extern" for u, _, _ in users if id(u) in group_of):
+    groups = {id(g): g for u, _, _ in users for g in groups_of(u, group_of, copies)}
+    if any(g.kind == "extern" for g in groups.values()):
         return "extern"
     if is_free(buf):
         return None
@@ -225,11 +251,11 @@ def random_read_twice(buf: Buffer, group: Group, readers: list) -> str | None:
     return f"random, read through {len(views) if views else 'chained'} views"
 
 
-def extra_output_group(buf: Buffer, readers: list, group_of: dict
+def extra_output_group(buf: Buffer, readers: list, group_of: dict, copies: dict
                        ) -> tuple[Group, tuple[Path, ...]] | None:
     """The kernel that can write requested `buf` as an extra output, and the
     paths it evaluates `buf` along; None if there is none."""
-    groups = {id(group_of.get(id(u))) for u, _, _ in readers}
+    groups = {id(g) for u, _, _ in readers for g in groups_of(u, group_of, copies)}
     if not readers or len(groups) != 1 or is_free(buf) or buf.node.op == "scatter":
         return None
     group = group_of.get(id(readers[0][0]))
@@ -244,6 +270,87 @@ def extra_output_group(buf: Buffer, readers: list, group_of: dict
     return (group, paths) if views is not None and tiles(views, buf.size) else None
 
 
+def recompute(buf: Buffer, users: dict, group_of: dict, copies: dict, requested: set,
+              position: dict[int, int]) -> bool:
+    """Evaluate `buf`, read by several kernels, inside each of them instead of
+    writing it, together with the pending values only it reads; True if done.
+
+    Only for a few (RECOMPUTE_NODES) cheap elementwise nodes
+    (RECOMPUTE_OPS: no transcendental, division or random op), none
+    requested or read by anything else, and only when it moves fewer bytes
+    per element: each kernel reads the inputs it does not read already,
+    against one kernel reading them all, writing `buf` and each reader
+    reading it back. Every kernel must be able to take all of them
+    (`can_fuse`); otherwise nothing changes.
+    """
+    nodes = _private_subtree(buf, users, requested)
+    if nodes is None:
+        return False
+    targets: dict[int, tuple[Group, list]] = {}
+    for r in users[id(buf)]:
+        for g in groups_of(r[0], group_of, copies):
+            targets.setdefault(id(g), (g, []))[1].append(r)
+    if any(g.kind not in ("elementwise", "reduce") for g, _ in targets.values()):
+        return False
+    leaves = {id(src): src for n in nodes for src, _ in n.node.srcs if not src.pending}
+    write = sum(x.dtype.itemsize for x in leaves.values()) + \
+        buf.dtype.itemsize * (len(targets) + 1)
+    extra = sum(x.dtype.itemsize for g, _ in targets.values() for i, x in leaves.items()
+                if i not in _realized_reads(g))
+    if extra > write:
+        return False
+    nodes.sort(key=lambda n: -position[id(n)])  # readers first
+    saved = [(g, dict(g.paths), g.ops, len(g.members), dict(g.side), g.trivial)
+             for g, _ in targets.values()]
+    for g, readers in targets.values():
+        for n in nodes:
+            rs = readers if n is buf else users[id(n)]
+            paths = paths_through(n, g, rs)
+            if can_fuse(n, g, rs, paths) is not None:
+                for g2, paths2, ops, size, side, trivial in saved:  # undo every join
+                    g2.paths, g2.ops, g2.side, g2.trivial = paths2, ops, side, trivial
+                    del g2.members[size:]
+                return False
+            join(n, g, rs, paths)
+    kernels = [g for g, _ in targets.values()]
+    note = (f"{', '.join(f'{n.node.op}@{n.node.where}' for n in reversed(nodes))} "
+            f"(read by {len(kernels)} kernels; recomputing reads {extra} B/element more, "
+            f"writing it would move {write})")
+    for g in kernels:
+        g.recomputed.append(note)
+    for n in nodes:
+        copies[id(n)] = kernels
+        group_of[id(n)] = kernels[0]
+    return True
+
+
+def _private_subtree(buf: Buffer, users: dict, requested: set) -> list[Buffer] | None:
+    """`buf` and the pending nodes it is computed from, when they are a few
+    RECOMPUTE_OPS and none but `buf` is requested or read from outside
+    them; else None."""
+    nodes, seen, stack = [], {id(buf)}, [buf]
+    while stack:
+        b = stack.pop()
+        if b.node.op not in RECOMPUTE_OPS:
+            return None
+        nodes.append(b)
+        for src, _ in b.node.srcs:
+            if src.pending and not is_free(src) and id(src) not in seen:
+                seen.add(id(src))
+                stack.append(src)
+        if len(nodes) + len(stack) > RECOMPUTE_NODES:
+            return None
+    for n in nodes[1:]:
+        if id(n) in requested or any(id(u) not in seen for u, _, _ in users[id(n)]):
+            return None
+    return nodes
+
+
+def _realized_reads(g: Group) -> set[int]:
+    """Ids of the buffers in memory that `g`'s members read so far."""
+    return {id(src) for m in g.members for src, _ in m.node.srcs if not src.pending}
+
+
 def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
     """Kernels in an order that runs producers first."""
     users: dict[int, list] = defaultdict(list)  # id -> [(reader, view, src index)]
@@ -251,13 +358,20 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
         for i, (src, view) in enumerate(buf.node.srcs):
             if src.pending:
                 users[id(src)].append((buf, view, i))
+    position = {id(b): i for i, b in enumerate(order)}
     group_of: dict[int, Group] = {}
+    copies: dict[int, list[Group]] = {}  # recomputed nodes -> the kernels computing them
     groups: list[Group] = []
     for buf in reversed(order):
+        if id(buf) in copies:
+            continue  # recomputed with a reader (`recompute`)
         readers = users.get(id(buf), [])
-        why = reason_to_materialize(buf, readers, group_of, requested)
+        why = reason_to_materialize(buf, readers, group_of, requested, copies)
+        if why is not None and why.startswith("read by") and \
+                recompute(buf, users, group_of, copies, requested, position):
+            continue
         if why == "requested":
-            found = extra_output_group(buf, readers, group_of)
+            found = extra_output_group(buf, readers, group_of, copies)
             if found is not None:
                 group, paths = found
                 join(buf, group, readers, paths)

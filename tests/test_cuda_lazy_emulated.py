@@ -364,6 +364,19 @@ def test_large_reductions_use_every_strategy(cuda):
     assert_ran_on_cuda(len(cases))
 
 
+def test_cheap_shared_value_is_recomputed_in_each_cuda_kernel(cuda):
+    """Fusion's `recompute` is the same on CUDA: `a * b` read by the mean and
+    by the kernel after it is computed in both, and never written."""
+    rng = np.random.default_rng(6)
+    an, bn = (rng.standard_normal((20, 70)).astype(np.float32) for _ in range(2))
+    y = on_cuda(an) * on_cuda(bn)
+    r = y - y.mean(axis=1, keepdims=True)
+    assert all(k.recomputed for k in lazy.explain(r).kernels)
+    lazy.log.clear()
+    check(r, an * bn - (an * bn).mean(axis=1, keepdims=True), atol=1e-6)
+    assert_ran_on_cuda(2)
+
+
 def test_fused_prologue_and_epilogue(cuda):
     rng = np.random.default_rng(6)
     a = sample((6, 7), "float32", rng)

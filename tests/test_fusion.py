@@ -137,6 +137,83 @@ def test_value_read_by_two_kernels_is_materialized_once():
     assert "read by 2 kernels" in reasons
 
 
+def _data(*shape, n=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(np.float32) for _ in range(n)]
+
+
+def test_cheap_value_read_by_two_kernels_is_recomputed_in_each():
+    """`y = a * b` read by a reduction and by the kernel after it: computed
+    in both (a and b read twice), never written; explain says so under each
+    kernel, with the bytes that decided it; the cached schedule replays it."""
+    def centered(an, bn):
+        y = lazy.asarray(an) * lazy.asarray(bn)
+        return y - y.mean(axis=1, keepdims=True)
+
+    for seed in (0, 1):
+        an, bn, _, _ = _data(30, 40, seed=seed)
+        r = centered(an, bn)
+        if seed == 0:
+            plan = lazy.explain(r)
+            assert [k.name for k in plan.kernels] == ["r0_mul_sum", "e1_mul_truediv_sub"]
+            for k in plan.kernels:
+                [note] = k.recomputed
+                assert note.startswith("mul@") and "(read by 2 kernels; recomputing reads " \
+                    "16 B/element more, writing it would move 20)" in note
+                assert f"recomputed here, not written: {note}" in str(plan)
+        lazy.sync(r)
+        assert len(kernels_of_last_sync()) == 2
+        assert lazy.log.syncs[-1].schedule == "hit"  # explain planned it first
+        y_ = an * bn
+        np.testing.assert_allclose(r.numpy(), y_ - y_.mean(axis=1, keepdims=True), rtol=1e-5,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["transcendental", "bytes", "requested", "shared ancestor",
+                                  "too many nodes", "both sides of a reduction"])
+def test_values_that_stay_written_once(case):
+    """What `recompute` refuses, each with the plain rule's result: an exp
+    (recomputing it measured slower), a value whose inputs outweigh it, a
+    kept one, an input also read elsewhere, a long chain, and a kernel that
+    reads the value before and after its reduction (the join is undone in
+    every kernel it was tried in)."""
+    an, bn, cn, dn = _data(30, 40)
+    a, b, c, d = (lazy.asarray(v) for v in (an, bn, cn, dn))
+    if case == "transcendental":
+        t, t_ = lazy.exp(a), np.exp(an)
+    elif case == "bytes":  # four inputs read twice (32 B) outweigh writing t (4 + 3 * 4 + 16)
+        t, t_ = a * b + c * d, an * bn + cn * dn
+    elif case == "too many nodes":
+        t, t_ = a, an
+        for _ in range(9):
+            t, t_ = t * 1.5 + 0.25, t_ * np.float32(1.5) + np.float32(0.25)
+    else:
+        t, t_ = a * b, an * bn
+    outs = [t.sum(axis=1), t.max(axis=1)]
+    wants = [t_.sum(axis=1), t_.max(axis=1)]
+    if case == "requested":
+        outs.append(t)
+        wants.append(t_)
+    elif case == "shared ancestor":  # a * b also feeds t2 = a * b + 1, read by a third kernel
+        t2 = t + 1
+        outs, wants = [t2.sum(axis=1), t2.max(axis=1), t.min(axis=1)], \
+            [(t_ + 1).sum(axis=1), (t_ + 1).max(axis=1), t_.min(axis=1)]
+    elif case == "both sides of a reduction":  # after a kernel that could take it
+        outs = [outs[1], t.sum(axis=1) + t[:, 0]]
+        wants = [wants[1], t_.sum(axis=1) + t_[:, 0]]
+    plan = lazy.explain(*outs)
+    if case != "shared ancestor":  # there t2 is recomputed, t not
+        assert not any(k.recomputed for k in plan.kernels)
+        computing_t = [k.name for k in plan.kernels
+                       if any(op.startswith(f"{t._buf.node.op}@") for op in k.ops)]
+        assert len(computing_t) == 1, computing_t  # nothing half-joined is left behind
+    assert any(k.fusion in ("read by 2 kernels", "read by 3 kernels", "requested")
+               for k in plan.kernels)
+    lazy.sync(*outs)
+    for o, w in zip(outs, wants):
+        np.testing.assert_allclose(o.numpy(), w, rtol=1e-4, atol=1e-5)
+
+
 def test_shared_subexpression_inside_one_kernel_is_not_split():
     x = lazy.randn(1000)
     t = x * 3 - 1
