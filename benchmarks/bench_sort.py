@@ -23,6 +23,9 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   isin        isin(round(x, 2), t); t: 1000 values rounded to 0.01 (no sync)
   unique_rows unique(R, axis=0, return_inverse, return_counts), the three
               concatenated; R: 1M x 3 int64 in [0, 20); torch: unique(dim=0)
+  bincount    bincount(i)               i: 10M int64 in [0, 100000); one sync for
+              the length (min and max), then a histogram per thread
+  bincount_w  bincount(i, y)            weights y: 10M float64
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
@@ -30,8 +33,8 @@ are asked for a stable result where it shows (argsort: `kind="stable"`,
 torch's default sorts are timed there. torch.median gives the lower of
 the middle pair, so its peer for NumPy's median is torch.quantile(0.5).
 For lazyrt the timed call is "build + lazy.sync". Every result is checked
-against NumPy's, exactly but for `top8` and torch's quantiles (within
-rounding). This prints numbers; it asserts nothing about time.
+against NumPy's, exactly but for `top8`, torch's quantiles and the
+weighted bincount (within rounding). This prints numbers; it asserts nothing about time.
 """
 from __future__ import annotations
 
@@ -84,8 +87,11 @@ def cases() -> dict:
         "valuecount": (lambda: value_counts(lnp, r), lambda: value_counts(np, rn)),
         "isin": (lambda: lnp.isin(r, t), lambda: np.isin(rn, tn)),
         "unique_rows": (lambda: unique_rows(lnp, rr), lambda: unique_rows(np, rrn)),
+        "bincount": (lambda: lnp.bincount(i), lambda: np.bincount(iin)),
+        "bincount_w": (lambda: lnp.bincount(i, y), lambda: np.bincount(iin, yn)),
     }
-    checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column}
+    checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column,
+              "bincount_w": close}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
@@ -106,7 +112,9 @@ def cases() -> dict:
              "valuecount": lambda: torch_value_counts(rt),
              "isin": lambda: torch.isin(rt, tt),
              "unique_rows": lambda: torch.cat([r.reshape(-1) for r in torch.unique(
-                 rrt, dim=0, return_inverse=True, return_counts=True)])}
+                 rrt, dim=0, return_inverse=True, return_counts=True)]),
+             "bincount": lambda: torch.bincount(it),
+             "bincount_w": lambda: torch.bincount(it, torch.from_numpy(yn))}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
 

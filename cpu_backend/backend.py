@@ -25,6 +25,7 @@ from .launch import Launcher, Split, choose_tile
 from .loops import TILE_STREAM
 from .pack import LaunchPlan
 from .partition import partition
+from .histogram import run_bincount
 from .scan import run_scan
 from .search import run_search
 from .short_rows import Merge, merge
@@ -171,6 +172,13 @@ class CPUBackend:
         """An extern searchsorted of keys `v` into sorted 1-D `a` (same dtype)
         into contiguous int64 `out`: (run ms, compile info). search.py says how."""
         return run_search(self.jit, self.launcher, a, v, side, out)
+
+    def bincount(self, values: np.ndarray, weights: np.ndarray | None, out: np.ndarray
+                 ) -> tuple[float, CompileInfo]:
+        """An extern bincount of 1-D `values` (integers in [0, len(out))),
+        weighted or not, into contiguous `out`: (run ms, compile info).
+        histogram.py says how."""
+        return run_bincount(self.jit, self.launcher, values, weights, out)
 
     def partition(self, x: np.ndarray, splitters: np.ndarray, out: np.ndarray
                   ) -> tuple[list[int], CompileInfo]:

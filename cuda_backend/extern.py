@@ -1,6 +1,6 @@
 """Extern kernels on CUDA: matrix products go to cuBLAS through CuPy, and
-the scans (cumsum, cumprod) and sorts (sort, argsort, searchsorted) to
-CuPy's. CuPy's sorts are always stable, whatever NumPy kind was asked for
+the scans (cumsum, cumprod), sorts (sort, argsort, searchsorted) and
+bincount to CuPy's. CuPy's sorts are always stable, whatever NumPy kind was asked for
 (docs/numpy.md, "Sorting").
 
 The scheduler logs these with backend `cublas` or `cupy` and the reason
@@ -54,6 +54,10 @@ def run_extern(op: str, inputs: list, out: Any, arg: Any = None) -> float:
         def into_out() -> None:
             out[...] = _sort(op, inputs, arg)
         return _synchronized_ms(into_out)
+    if op == "bincount":
+        def counted() -> None:
+            out[...] = _bincount(inputs, arg)
+        return _synchronized_ms(counted)
     raise NotImplementedError(f"no CUDA extern kernel for {op!r}")
 
 
@@ -65,12 +69,20 @@ def _sort(op: str, inputs: list, arg: Any) -> Any:
     return getattr(cupy, op)(inputs[0], axis=arg[0])  # stable: CuPy's only kind
 
 
+def _bincount(inputs: list, bins: int) -> Any:
+    """CuPy's bincount of inputs[0] (weighted by inputs[1], if any) into `bins`."""
+    import cupy
+    return cupy.bincount(inputs[0], inputs[1] if len(inputs) > 1 else None, minlength=bins)
+
+
 def extern_backend(op: str) -> tuple[str, str]:
     """(backend, reason) that the log gives an extern kernel on CUDA."""
     if op == "matmul":
         return "cublas", cublas_reason()
     if op in SORTS:
         return "cupy", f"extern {op}: CuPy's {op}, a stable sort (the kernel IR has no sort)"
+    if op == "bincount":
+        return "cupy", "extern bincount: CuPy's bincount (the kernel IR has no scatter-add)"
     return "cupy", f"extern {op}: CuPy's {op} (the kernel IR has no scan)"
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from scheduler.interpret import positions
 
-from . import elementwise, indexing, linalg, reductions, sets, sorting, views
+from . import counting, elementwise, indexing, linalg, reductions, sets, sorting, views
 from .einsum import einsum as contract
 from .scan import scan
 from .sorting import SortResult
@@ -146,6 +146,13 @@ def isin(elements: object, test_elements: object, *, assume_unique: bool = False
     """PyTorch's isin (lazy/sets.py): lazy, no sync; `assume_unique` changes
     nothing here."""
     return sets.isin(_t(elements), _t(test_elements), invert)
+
+
+def bincount(input: object, weights: object = None, minlength: int = 0) -> Tensor:
+    """PyTorch's bincount (lazy/counting.py): one sync for the length; with
+    weights the sums are float64, as NumPy's (PyTorch keeps float32 weights'
+    dtype)."""
+    return counting.bincount(_t(input), weights, minlength)
 
 
 def einsum(equation: str, *operands: object) -> Tensor:

@@ -156,6 +156,11 @@ def extern_backend(op: str) -> tuple[str, str]:
     if op == "searchsorted" and llvm is not None:
         return "llvm", (f"extern searchsorted: an LLVM binary search, keys in lockstep over "
                         f"{llvm.num_threads} threads (the kernel IR has no search)")
+    if op == "bincount":
+        if llvm is None:
+            return "numpy", f"extern bincount: NumPy's bincount ({why})"
+        return "llvm", (f"extern bincount: an LLVM counting loop, a histogram per thread "
+                        f"(of {llvm.num_threads}), summed (the kernel IR has no scatter-add)")
     if op in SORTS:
         what = "its keys" if op == "searchsorted" else "whole rows"
         if op == "sort" and llvm is not None:
@@ -192,6 +197,11 @@ def run_extern(op: str, inputs: list[np.ndarray], out: np.ndarray, arg: Any = No
         return llvm.searchsorted(inputs[0], inputs[1], arg, out)
     elif op in SORTS:
         return _run_sort(llvm, op, inputs, out, arg, t)
+    elif op == "bincount":
+        weights = inputs[1] if len(inputs) > 1 else None
+        if llvm is not None:
+            return llvm.bincount(inputs[0], weights, out)
+        out[...] = np.bincount(inputs[0], weights, minlength=arg)
     else:
         raise NotImplementedError(op)
     return (time.perf_counter() - t) * 1e3, CompileInfo("-", 0.0)

@@ -333,11 +333,18 @@ SCANS: dict[str, Callable[..., np.ndarray]] = {"cumsum": np.cumsum, "cumprod": n
 # (scheduler/sorting.py); CuPy's on CUDA.
 SORTS = frozenset({"sort", "argsort", "searchsorted"})
 
+# Counting: `bincount` of a 1-D operand of integers known to lie in [0, arg)
+# (lazy/counting.py checks them first), with a float64 second operand of
+# weights or none: the count, or sum of weights, of each value. No kernel IR
+# either (no scatter-add): a histogram per thread (cpu_backend/histogram.py),
+# CuPy's bincount on CUDA.
+COUNTS = frozenset({"bincount"})
+
 # Nodes no kernel computes: each is a step of its own, and what it reads is
 # materialized first. matmul runs on BLAS (cuBLAS), a device transfer is a
 # copy, the scans run a loop of the CPU backend's own (CuPy's on CUDA), the
 # sorts NumPy's (CuPy's).
-EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS, *SORTS})
+EXTERN_OPS = frozenset({"matmul", "to_device", *SCANS, *SORTS, *COUNTS})
 
 
 def part_error(op: str, part: str) -> str | None:

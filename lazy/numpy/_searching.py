@@ -1,13 +1,14 @@
-"""Searching: argmax/argmin/where/count_nonzero are native; `nonzero` is a sync
-point (its result's size depends on the data); `searchsorted` is a deferred
-extern kernel (lazy/sorting.py)."""
+"""Searching and counting: argmax/argmin/where/count_nonzero are native;
+`nonzero` is a sync point (its result's size depends on the data);
+`searchsorted` is a deferred extern kernel (lazy/sorting.py), and so is
+`bincount` after one sync for its length (lazy/counting.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from scheduler.dtypes import bool_
 
-from .. import elementwise, indexing, reductions, sorting
+from .. import counting, elementwise, indexing, reductions, sorting
 from ..tensor import Tensor
 from ._helpers import axis_arg, operand, store_out, tensor
 from ._manipulation import numpy_axes
@@ -67,6 +68,12 @@ def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) 
     return reductions.reduce(nz, "sum", numpy_axes(axis, t.ndim, scalar_int=True), keepdims)
 
 
+def bincount(x: object, /, weights: object = None, minlength: object = 0) -> Tensor:
+    """Occurrences of each value 0..max(x) in 1-D `x` (or sums of `weights`):
+    one implicit sync for the length, then a deferred kernel (lazy/counting.py)."""
+    return counting.bincount(tensor(x), weights, minlength)
+
+
 def take(a: object, indices: object, axis: int | None = None, out: object = None,
          mode: str = "raise") -> Tensor:
     """Elements at `indices` along `axis` (flattened when None): a gather.
@@ -90,5 +97,5 @@ def searchsorted(x1: object, x2: object, /, side: str = "left",
     return sorting.searchsorted(tensor(x1), operand(x2), side, sorter)
 
 
-__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "take",
+__all__ = ["argmax", "argmin", "bincount", "count_nonzero", "nonzero", "searchsorted", "take",
            "take_along_axis", "where"]

@@ -206,6 +206,12 @@ def _stable(name: str):
 sort, argsort = _stable("sort"), _stable("argsort")
 
 
+def bincount(x, weights=None, minlength=0):
+    _on_device("bincount", x, *(() if weights is None else (weights,)))
+    return _wrap(np.bincount(_unwrap(x), None if weights is None else _unwrap(weights),
+                             minlength=minlength))
+
+
 def searchsorted(a, v, side="left", sorter=None):
     _on_device("searchsorted", a, v)
     return _wrap(np.asarray(np.searchsorted(_unwrap(a), _unwrap(v), side=side)))
