@@ -26,6 +26,8 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   bincount    bincount(i)               i: 10M int64 in [0, 100000); one sync for
               the length (min and max), then a histogram per thread
   bincount_w  bincount(i, y)            weights y: 10M float64
+  histogram   histogram(y, 100)         y: 10M float64; one sync for the range;
+              torch: histc(y, 100, min, max) (the range given)
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
@@ -34,7 +36,8 @@ torch's default sorts are timed there. torch.median gives the lower of
 the middle pair, so its peer for NumPy's median is torch.quantile(0.5).
 For lazyrt the timed call is "build + lazy.sync". Every result is checked
 against NumPy's, exactly but for `top8`, torch's quantiles and the
-weighted bincount (within rounding). This prints numbers; it asserts nothing about time.
+weighted bincount (within rounding) and torch's histogram (a few elements
+on bin edges may land in the next bin). This prints numbers; it asserts nothing about time.
 """
 from __future__ import annotations
 
@@ -89,9 +92,10 @@ def cases() -> dict:
         "unique_rows": (lambda: unique_rows(lnp, rr), lambda: unique_rows(np, rrn)),
         "bincount": (lambda: lnp.bincount(i), lambda: np.bincount(iin)),
         "bincount_w": (lambda: lnp.bincount(i, y), lambda: np.bincount(iin, yn)),
+        "histogram": (lambda: lnp.histogram(y, 100)[0], lambda: np.histogram(yn, 100)[0]),
     }
     checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column,
-              "bincount_w": close}
+              "bincount_w": close, "histogram": counts_close}
     if torch is None:
         return {n: (lz, npf, None, *([checks[n]] if n in checks else []))
                 for n, (lz, npf) in out.items()}
@@ -114,7 +118,8 @@ def cases() -> dict:
              "unique_rows": lambda: torch.cat([r.reshape(-1) for r in torch.unique(
                  rrt, dim=0, return_inverse=True, return_counts=True)]),
              "bincount": lambda: torch.bincount(it),
-             "bincount_w": lambda: torch.bincount(it, torch.from_numpy(yn))}
+             "bincount_w": lambda: torch.bincount(it, torch.from_numpy(yn)),
+             "histogram": lambda: torch.histc(yt, 100, float(yn.min()), float(yn.max()))}
     return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
 
@@ -141,6 +146,13 @@ def close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     torch interpolates quantiles by another formula (lazyrt's are NumPy's to the
     bit: tests/test_quantiles.py)."""
     return bool(np.allclose(r, ref, rtol=1e-5)), "rtol 1e-5"
+
+
+def counts_close(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    """torch's histc places an element on a bin edge by its own arithmetic
+    (lazyrt's counts are NumPy's exactly: tests/test_counting.py)."""
+    moved = float(np.abs(r - ref).sum())
+    return moved <= 1e-5 * float(ref.sum()), f"{moved:.0f} elements in other bins"
 
 
 def kth_column(r: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:

@@ -1,4 +1,5 @@
-"""`bincount` as a deferred extern kernel (NumPy's and PyTorch's).
+"""`bincount` as a deferred extern kernel (NumPy's and PyTorch's), and
+NumPy's `histogram` with equal bins on top of it.
 
 Its length is max(x) + 1, and NumPy refuses negative values: both need
 the values, so building it syncs once (cause `implicit: bincount`), for
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 import operator
 
-from scheduler.dtypes import float64, int64
+import numpy as np
 
-from . import elementwise, reductions, runtime
+from scheduler.dtypes import as_dtype, float64, int64
+
+from . import elementwise, indexing, reductions, runtime
 from .tensor import Tensor, asarray_like
 
 
@@ -42,12 +45,117 @@ def bincount(x: Tensor, weights: object = None, minlength: object = 0) -> Tensor
     if x.size == 0:  # NumPy's, weights or not
         return elementwise.filled(0, int64, (minlength,), x.device)
     dtype = int64 if weights is None else float64
-    low, high = reductions.reduce(x, "min"), reductions.reduce(x, "max")
-    runtime.implicit_sync(high, "bincount", also=(low,))
-    if int(low.item()) < 0:
+    low, high = _bounds(x, "bincount")
+    if int(low) < 0:
         raise ValueError("'list' argument must have no negative elements")
-    n = max(int(high.item()) + 1, minlength)
+    n = max(int(high) + 1, minlength)
     return runtime.make("bincount", tuple(srcs), n, dtype, (n,), x.device)
+
+
+def _bounds(x: Tensor, what: str) -> tuple[np.generic, np.generic]:
+    """x's min and max, as NumPy scalars of x's dtype: one implicit sync."""
+    low, high = reductions.reduce(x, "min"), reductions.reduce(x, "max")
+    runtime.implicit_sync(high, what, also=(low,))
+    return low.numpy()[()], high.numpy()[()]
+
+
+def _counts(values: Tensor, weights: Tensor | None, bins: int) -> Tensor:
+    """bincount of int64 `values` known to lie in [0, bins): no sync."""
+    srcs = [(values._buf, values._view)] + ([] if weights is None else
+                                           [(weights._buf, weights._view)])
+    return runtime.make("bincount", tuple(srcs), bins, int64 if weights is None else float64,
+                        (bins,), values.device)
+
+
+def histogram(a: Tensor, bins: int, range_: tuple | None, weights: object,
+              density: bool | None) -> tuple[Tensor, Tensor]:
+    """NumPy's histogram with `bins` equal bins: (counts, edges). NumPy's
+    steps, lazily: the edges are NumPy's own linspace (computed on the
+    host, bins + 1 values), each element's bin is NumPy's index arithmetic
+    with its two corrections against the edges (a fused kernel), elements
+    outside the range go to one more bin that is dropped, and the counts
+    are a bincount with no sync of its own. Without `range`, a's min and
+    max are read in one sync, as NumPy reads them."""
+    n = operator.index(bins)
+    if n < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    flat = a.reshape(-1)
+    w = None
+    if weights is not None:
+        w = weights if isinstance(weights, Tensor) else asarray_like(weights, a.device)
+        if w.shape != a.shape:
+            raise ValueError("weights should have the same shape as a.")
+        w = w.reshape(-1)
+    first, last = _outer_edges(flat, range_)
+    bin_type = np.result_type(first, last, a.dtype.np)
+    if np.issubdtype(bin_type, np.integer):
+        bin_type = np.result_type(bin_type, float)
+    edges_np = np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
+    if np.any(edges_np[:-1] >= edges_np[1:]):
+        raise ValueError(f"Too many bins for data range. Cannot create {n} finite-sized bins.")
+    edges = _on(edges_np, a.device)
+    x = elementwise.astype(flat, edges.dtype)  # NumPy: tmp_a.astype(bin_edges.dtype)
+    lo, hi = _operand(first, a.device), _operand(last, a.device)
+    keep = (flat >= lo) & (flat <= hi)
+    scaled = ((x - lo) / _operand(_unsigned_subtract(last, first), a.device)) * n
+    at = elementwise.astype(elementwise.apply("where", keep, scaled, 0), int64)
+    at = elementwise.apply("where", at == n, n - 1, at)
+    at = at - elementwise.astype(x < indexing.gather(edges, at), int64)
+    up = (x >= indexing.gather(edges, at + 1)) & (at != n - 1)
+    at = elementwise.apply("where", keep, at + elementwise.astype(up, int64), n)
+    counts = _counts(at, None if w is None else elementwise.cast(w, float64), n + 1)[:n]
+    if w is not None and w.dtype != float64:
+        counts = elementwise.astype(counts, w.dtype)  # NumPy: .astype(weights' dtype)
+    if density:
+        widths = np.diff(edges_np).astype(float)
+        counts = counts / _on(widths, a.device) / counts.sum()
+    return counts, edges
+
+
+def _operand(v: object, device: str) -> object:
+    """A range value as NumPy would use it: a Python number stays one (weak,
+    NEP 50); a NumPy scalar is a 0-d value of its dtype on `device`, and
+    an unsigned width is float64 (what it becomes beside a float array)."""
+    if not isinstance(v, np.generic):
+        return v
+    dtype = float64 if v.dtype.kind == "u" else as_dtype(v.dtype)
+    return elementwise.const(v.item(), dtype, (), device)
+
+
+def _on(values: np.ndarray, device: str) -> Tensor:
+    """A small host array as a tensor on `device` (a logged transfer there)."""
+    t = asarray_like(values, "cpu")
+    return t if device == "cpu" else t.to(device)
+
+
+def _outer_edges(flat: Tensor, range_: tuple | None) -> tuple[object, object]:
+    """NumPy's _get_outer_edges: the range given, or a's min and max (0 and
+    1 when a is empty), widened by 0.5 each way when they are equal."""
+    if range_ is not None:
+        first, last = range_
+        if first > last:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"supplied range of [{first}, {last}] is not finite")
+    elif flat.size == 0:
+        first, last = 0, 1
+    else:
+        first, last = _bounds(flat, "histogram")
+        if not (np.isfinite(first) and np.isfinite(last)):
+            raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    return first, last
+
+
+def _unsigned_subtract(a: object, b: object) -> object:
+    """NumPy's a - b for the range's width: in the unsigned type of the same
+    size when both are signed integers (no overflow), else as it promotes."""
+    dt = np.result_type(a, b)
+    if dt.kind == "i":  # Python ints may be negative: as arrays of dt first (NEP 50)
+        return np.subtract(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt), casting="unsafe",
+                           dtype=np.dtype(f"u{dt.itemsize}"))
+    return np.subtract(a, b, dtype=dt)
 
 
 def _minlength(m: object) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 
 from scheduler.dtypes import DType, as_dtype, bool_, float64, float_result, int64
 
-from .. import elementwise, reductions, views
+from .. import counting, elementwise, reductions, views
 from ..fallback import numpy_fallback
 from ..scan import scan
 from ..tensor import Tensor
@@ -243,6 +243,20 @@ def _cumulative(op: str, x: object, axis: int | None, dtype: object,
     return scan(t, op, axis, dtype, include_initial=include_initial)
 
 
+def histogram(a: object, bins: object = 10, range: object = None,  # noqa: A002 (NumPy's)
+              density: object = None, weights: object = None) -> tuple[Tensor, Tensor]:
+    """NumPy's histogram: with an int `bins`, lazy (lazy/counting.py; one
+    sync for the range when none is given); bins as edges or a rule name
+    ('auto', ...), and bool data, run as a logged NumPy fallback."""
+    t = tensor(a)
+    if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)) or \
+            t.dtype.is_bool:
+        return numpy_fallback("histogram", np.histogram, (t,),
+                              {"bins": bins, "range": range, "density": density,
+                               "weights": weights})
+    return counting.histogram(t, bins, range, weights, density)
+
+
 def cumsum(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
     """NumPy's cumsum (flattens when axis is None)."""
     return scan(tensor(a), "cumsum", axis, dtype)
@@ -252,5 +266,6 @@ def cumprod(a: object, axis: int | None = None, dtype: object = None) -> Tensor:
     return scan(tensor(a), "cumprod", axis, dtype)
 
 
-__all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "max", "mean", "min",
+__all__ = ["cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "histogram", "max", "mean",
+           "min",
            "prod", "std", "sum", "var"]
