@@ -15,9 +15,10 @@ import operator
 
 import numpy as np
 
-from scheduler.dtypes import as_dtype, float64, int64
+from scheduler.dtypes import float64, int64
 
 from . import elementwise, indexing, reductions, runtime
+from .creation import _size
 from .tensor import Tensor, asarray_like
 
 
@@ -26,7 +27,7 @@ def bincount(x: Tensor, weights: object = None, minlength: object = 0) -> Tensor
     integers, none negative): int64; with `weights` (one per value), the
     sum of each value's weights instead: float64, as NumPy's (int64 zeros
     for an empty x, as NumPy's too). At least `minlength` long."""
-    minlength = _minlength(minlength)
+    minlength = _size("bincount", "minlength", minlength)
     if x.ndim != 1:
         raise ValueError(f"bincount: x must be 1-D, got shape {x.shape}")
     if x.dtype.is_float:
@@ -95,9 +96,8 @@ def histogram(a: Tensor, bins: int, range_: tuple | None, weights: object,
         raise ValueError(f"Too many bins for data range. Cannot create {n} finite-sized bins.")
     edges = _on(edges_np, a.device)
     x = elementwise.astype(flat, edges.dtype)  # NumPy: tmp_a.astype(bin_edges.dtype)
-    lo, hi = _operand(first, a.device), _operand(last, a.device)
-    keep = (flat >= lo) & (flat <= hi)
-    scaled = ((x - lo) / _operand(_unsigned_subtract(last, first), a.device)) * n
+    keep = (flat >= first) & (flat <= last)
+    scaled = ((x - first) / _unsigned_subtract(last, first)) * n
     at = elementwise.astype(elementwise.apply("where", keep, scaled, 0), int64)
     at = elementwise.apply("where", at == n, n - 1, at)
     at = at - elementwise.astype(x < indexing.gather(edges, at), int64)
@@ -110,16 +110,6 @@ def histogram(a: Tensor, bins: int, range_: tuple | None, weights: object,
         widths = np.diff(edges_np).astype(float)
         counts = counts / _on(widths, a.device) / counts.sum()
     return counts, edges
-
-
-def _operand(v: object, device: str) -> object:
-    """A range value as NumPy would use it: a Python number stays one (weak,
-    NEP 50); a NumPy scalar is a 0-d value of its dtype on `device`, and
-    an unsigned width is float64 (what it becomes beside a float array)."""
-    if not isinstance(v, np.generic):
-        return v
-    dtype = float64 if v.dtype.kind == "u" else as_dtype(v.dtype)
-    return elementwise.const(v.item(), dtype, (), device)
 
 
 def _on(values: np.ndarray, device: str) -> Tensor:
@@ -156,14 +146,3 @@ def _unsigned_subtract(a: object, b: object) -> object:
         return np.subtract(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt), casting="unsafe",
                            dtype=np.dtype(f"u{dt.itemsize}"))
     return np.subtract(a, b, dtype=dt)
-
-
-def _minlength(m: object) -> int:
-    try:
-        m = operator.index(m)
-    except TypeError:
-        raise TypeError(f"bincount: minlength must be an integer, got "
-                        f"{type(m).__name__}") from None
-    if m < 0:
-        raise ValueError("'minlength' must not be negative")
-    return m

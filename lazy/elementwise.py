@@ -86,10 +86,18 @@ def cast(t: Tensor, dtype: DType) -> Tensor:
 
 def _as_tensors(args: tuple) -> list:
     """Operands that are neither tensors nor Python scalars (NumPy arrays and
-    scalars, nested lists) become tensors: strong operands, as in NumPy."""
+    scalars, nested lists) become tensors: strong operands, as in NumPy. A
+    NumPy scalar is a constant of its dtype on the tensors' device (a kernel
+    argument), so `x * np.float32(2)` works on CUDA as on the CPU."""
     device = [a for a in args if isinstance(a, Tensor)][0].device
     return [a if isinstance(a, Tensor) or is_weak_scalar(a) else
-            asarray_like(_strong_scalar(a, args), device) for a in args]
+            _strong_operand(_strong_scalar(a, args), device) for a in args]
+
+
+def _strong_operand(a: object, device: str) -> Tensor:
+    if isinstance(a, np.generic) or (isinstance(a, np.ndarray) and a.ndim == 0):
+        return const(a.item(), as_dtype(a.dtype), (), device)
+    return asarray_like(a, device)
 
 
 def _strong_scalar(a: object, args: tuple) -> object:

@@ -295,8 +295,10 @@ def recompute(buf: Buffer, users: dict, group_of: dict, copies: dict, requested:
     leaves = {id(src): src for n in nodes for src, _ in n.node.srcs if not src.pending}
     write = sum(x.dtype.itemsize for x in leaves.values()) + \
         buf.dtype.itemsize * (len(targets) + 1)
-    extra = sum(x.dtype.itemsize for g, _ in targets.values() for i, x in leaves.items()
-                if i not in _realized_reads(g))
+    extra = 0
+    for g, _ in targets.values():
+        has = _realized_reads(g)
+        extra += sum(x.dtype.itemsize for i, x in leaves.items() if i not in has)
     if extra > write:
         return False
     nodes.sort(key=lambda n: -position[id(n)])  # readers first

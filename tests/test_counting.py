@@ -57,7 +57,7 @@ def test_errors_at_the_call():
              ((np.array([1.0]),), {}, TypeError,
               "Cannot cast array data from dtype\\('float64'\\) to dtype\\('int64'\\)"),
              ((xs,), {"weights": [1.0, 2.0]}, ValueError, "same length"),
-             ((xs,), {"minlength": -1}, ValueError, "must not be negative"),
+             ((xs,), {"minlength": -1}, ValueError, "minlength must be non-negative"),
              ((xs,), {"minlength": 2.5}, TypeError, "minlength must be an int")]
     for args, kw, kind, message in cases:
         with pytest.raises(kind):

@@ -265,6 +265,11 @@ def test_dtype_promotion_on_cuda(cuda):
         (ts["int64"].astype("float32").to("float64"), arrays["int64"].astype(np.float64)),
         (ts["float64"].int(), arrays["float64"].astype(np.int32)),
         ((ts["int32"] > 0) & ts["bool"], (arrays["int32"] > 0) & arrays["bool"]),
+        # NumPy scalars are strong: constants of their dtype, on the device
+        (ts["float32"] * np.float64(2.5), arrays["float32"] * np.float64(2.5)),
+        (ts["int32"] + np.int64(3), arrays["int32"] + np.int64(3)),
+        (ts["float32"] / np.uint64(3), arrays["float32"] / np.uint64(3)),
+        (ts["float32"] - np.float32(1), arrays["float32"] - np.float32(1)),
     ]
     check_all(cases)
     assert_ran_on_cuda()
