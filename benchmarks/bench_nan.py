@@ -12,8 +12,12 @@ Cases (float32, A of 4096 x 4096 with 10% NaN):
   nanmin_cols   nanmin(A, axis=0)        the tiled column order
   nanstd_rows   nanstd(A, axis=1)
   nanargmax     nanargmax(A, axis=1)     a sync for NumPy's all-NaN check
+  nanmedian     nanmedian(A, axis=1)     rows sorted, counted, read by a gather;
+                                         torch: nanmedian (the lower middle value)
+  nanpct        nanpercentile(A, [5, 95], axis=1)
 
-torch has nansum and nanmean only (its amax propagates NaN), so the other
+torch has nansum and nanmean (its amax propagates NaN, and its nanmedian
+gives the lower middle value, not NumPy's mean of the two), so the other
 cases have no torch column. For lazyrt the timed call is "build +
 lazy.sync". Every result is checked against NumPy's (float32 rounding).
 This prints numbers; it asserts nothing about time.
@@ -52,6 +56,10 @@ def cases() -> dict:
         "nanmin_cols": (lambda: lnp.nanmin(a, axis=0), lambda: np.nanmin(an, axis=0), None),
         "nanstd_rows": (lambda: lnp.nanstd(a, axis=1), lambda: np.nanstd(an, axis=1), None),
         "nanargmax": (lambda: lnp.nanargmax(a, axis=1), lambda: np.nanargmax(an, axis=1), None),
+        "nanmedian": (lambda: lnp.nanmedian(a, axis=1), lambda: np.nanmedian(an, axis=1),
+                      None),
+        "nanpct": (lambda: lnp.nanpercentile(a, [5, 95], axis=1),
+                   lambda: np.nanpercentile(an, [5, 95], axis=1), None),
     }
     return {k: (lz, npf, peer or None, close) for k, (lz, npf, peer) in out.items()}
 

@@ -16,7 +16,7 @@ import lazy
 import lazy.numpy as lnp
 from cuda_lazy_helpers import assert_ran_on_cuda, check_all, on_cuda
 
-REDUCING = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd"]
+REDUCING = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanmedian"]
 SCANS = ["nancumsum", "nancumprod"]
 TOL = {"float32": 2e-5, "float64": 1e-12}
 
@@ -35,10 +35,10 @@ def with_nans(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> n
     return a
 
 
-def numpy_of(name: str, a: np.ndarray, **kw) -> np.ndarray:
+def numpy_of(name: str, a: np.ndarray, *args, **kw) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices, no dof
-        return np.asarray(getattr(np, name)(a, **kw))
+        return np.asarray(getattr(np, name)(a, *args, **kw))
 
 
 def same(got: lazy.Tensor, want: np.ndarray, dtype: str) -> None:
@@ -192,8 +192,54 @@ def test_on_the_emulated_gpu(cuda):
     x, xi = on_cuda(a), on_cuda(i)
     lazy.log.clear()
     cases = [(getattr(lnp, n)(x, axis=ax), numpy_of(n, a, axis=ax))
-             for n in ("nanmax", "nanmin", "nansum", "nanmean", "nanstd") for ax in (None, 0, 1)]
+             for n in ("nanmax", "nanmin", "nansum", "nanmean", "nanstd", "nanmedian")
+             for ax in (None, 0, 1)]
+    cases += [(lnp.nanquantile(x, [0.2, 0.9], axis=1), numpy_of("nanquantile", a, [0.2, 0.9],
+                                                                axis=1))]
     cases += [(lnp.nanmax(xi, axis=1), i.max(axis=1)), (lnp.nancumsum(x, axis=1),
                                                         numpy_of("nancumsum", a, axis=1))]
     check_all(cases)
     assert_ran_on_cuda()
+
+
+ORDER = [("nanmedian", None), ("nanquantile", 0.3), ("nanquantile", [0.0, 0.25, 1.0]),
+         ("nanquantile", np.float64(0.77)), ("nanpercentile", 42), ("nanpercentile", [10, 90.5]),
+         ("nanquantile", 1), ("nanquantile", np.array([0, 1]))]
+
+
+@settings(max_examples=50, deadline=None)
+@given(which=st.sampled_from(ORDER), dtype=st.sampled_from(["float32", "float64", "int64"]),
+       case=st.sampled_from([((7, 13), 1), ((7, 13), 0), ((7, 13), None), ((3, 4, 5), (0, 2)),
+                             ((40,), None), ((5, 700), 1)]),
+       keepdims=st.booleans(), seed=st.integers(0, 2**16))
+def test_order_statistics_match_numpy_bit_for_bit(which, dtype, case, keepdims, seed):
+    """nanmedian, nanquantile, nanpercentile: each row's numbers (a row of
+    NaNs gives NaN), NumPy's arithmetic step for step, so the values are
+    NumPy's exactly; rows of 700 take NumPy's other nanmedian path."""
+    name, q = which
+    shape, axis = case
+    a = with_nans(np.random.default_rng(seed), shape, dtype)
+    args = () if q is None else (q,)
+    t = lazy.asarray(a)
+    lazy.log.clear()
+    got = getattr(lnp, name)(t, *args, axis=axis, keepdims=keepdims)
+    assert lazy.log.syncs == []  # lazy: sorts, counts and gathers, no sync
+    want = numpy_of(name, a, *args, axis=axis, keepdims=keepdims)
+    assert got.dtype.name == want.dtype.name and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_order_statistics_fallbacks(fallback_log):
+    """Other methods, weights and empty input stay NumPy's, logged."""
+    a = with_nans(np.random.default_rng(11), (4, 6), "float64")
+    t = lazy.asarray(a)
+    for name, args, kw in (("nanquantile", (0.4,), {"method": "nearest"}),
+                           ("nanpercentile", (50,), {"method": "lower", "axis": 1}),
+                           ("nanmedian", (), {})):
+        data = a if name != "nanmedian" else np.zeros((0, 3))
+        with warnings.catch_warnings():  # NumPy's own, for the empty input
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = getattr(lnp, name)(t if name != "nanmedian" else lazy.asarray(data), *args,
+                                     **kw)
+        np.testing.assert_array_equal(np.asarray(got.numpy()), numpy_of(name, data, *args, **kw))
+    assert lazy.log.counters.fallbacks == 3

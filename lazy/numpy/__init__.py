@@ -90,7 +90,7 @@ def asanyarray(a: object, dtype: object = None, *, device: object = None,
 def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 
-    Functions run as logged NumPy fallbacks (interp, nanmedian, ...);
+    Functions run as logged NumPy fallbacks (interp, ptp, ...);
     submodules (fft, ...), classes (errstate, dtype), the
     abstract dtype categories (floating, integer, ...) and constants are
     NumPy's own; dtypes lazyrt lacks (int8, float16,

@@ -20,9 +20,10 @@ from typing import Callable
 
 import numpy as np
 
-from scheduler.dtypes import float64
+from scheduler.dtypes import float64, int64
 
-from .. import elementwise, sorting
+from .. import elementwise, indexing, reductions, sorting
+from ..creation import arange
 from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import store_out, tensor
@@ -139,4 +140,104 @@ def _lerp(rows: Tensor, place: float, n: int, weak: bool) -> Tensor:
     return _nan_last(rows, value)
 
 
-__all__ = ["median", "percentile", "quantile"]
+# -- the NaN-ignoring ones: each slice's numbers are its first `count` sorted elements
+
+def _nan_rows(t: Tensor, axis: object, keepdims: bool) -> tuple[Tensor, Tensor, Callable]:
+    """(the slices sorted as rows (NaNs last), each row's count of numbers,
+    `at(i)`: each row's element at index tensor i, a gather: the places
+    differ from row to row), and the result's shape, as `_sorted_rows`."""
+    rows, n, shape = _sorted_rows(t, axis, keepdims)
+    count = reductions.reduce(elementwise.astype(rows == rows, int64), "sum", -1)
+    base = arange(math.prod(rows.shape[:-1]), device=t.device).reshape(count.shape) * n
+
+    def at(i: Tensor) -> Tensor:
+        return indexing.gather(rows, base + i)
+    return count, at, shape
+
+
+def nanmedian(a: object, axis: object = None, out: object = None,
+              overwrite_input: bool = False, keepdims: bool = False) -> Tensor:
+    """The median of each slice's numbers; NaN where there are none (NumPy
+    warns then; a lazy result cannot: docs/numpy.md)."""
+    t = tensor(a)
+    if not t.dtype.is_float:
+        return median(t, axis, out, overwrite_input, keepdims)
+    if t.ndim == 0 or t.size == 0:
+        return numpy_fallback("nanmedian", np.nanmedian, (t,), {"axis": axis, "out": out,
+                                                                 "keepdims": keepdims})
+    count, at, shape = _nan_rows(t, axis, keepdims)
+    some = count > 0
+    lo = at(elementwise.apply("where", some, (count - 1) // 2, 0))
+    hi = at(count // 2)
+    mid = elementwise.apply("where", count % 2 == 1, lo, (lo + hi) / 2)
+    return store_out(elementwise.apply("where", some, mid, math.nan).reshape(shape), out)
+
+
+def nanquantile(a: object, q: object, axis: object = None, out: object = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False, *, weights: object = None,
+                interpolation: object = None) -> Tensor:
+    """NumPy's nanquantile: each slice's quantile of its numbers."""
+    return _nan_quantile("nanquantile", np.asanyarray, "Quantiles must be in the range [0, 1]",
+                         a, q, axis, out, method, keepdims, weights, interpolation)
+
+
+def nanpercentile(a: object, q: object, axis: object = None, out: object = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False, *, weights: object = None,
+                  interpolation: object = None) -> Tensor:
+    return _nan_quantile("nanpercentile", lambda q: np.true_divide(q, 100, out=...),
+                         "Percentiles must be in the range [0, 100]", a, q, axis, out, method,
+                         keepdims, weights, interpolation)
+
+
+def _nan_quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a: object,
+                  q: object, axis: object, out: object, method: str, keepdims: bool,
+                  weights: object, interpolation: object) -> Tensor:
+    t = tensor(a)
+    if not t.dtype.is_float:  # no NaNs: the plain one (NumPy's too)
+        return _quantile(name[3:], fraction, error, t, q, axis, out, method, keepdims,
+                         weights, interpolation)
+    if _fallback(t, q, method, weights, interpolation):
+        extra = {} if interpolation is None else {"interpolation": interpolation}
+        return numpy_fallback(name, getattr(np, name), (t, q), dict(
+            axis=axis, out=out, method=method, keepdims=keepdims, weights=weights, **extra))
+    qs = fraction(q)
+    if not (qs.min() >= 0 and qs.max() <= 1):
+        raise ValueError(error)
+    count, at, shape = _nan_rows(t, axis, keepdims)
+    weak = type(q) in (int, float)
+    picked = [_nan_lerp(count, at, v, qs.dtype, weak, t.dtype) for v in qs.reshape(-1)]
+    res = stack([p.reshape(shape) for p in picked]).reshape(qs.shape + shape) if qs.ndim \
+        else picked[0].reshape(shape)
+    return store_out(res, out)
+
+
+def _nan_lerp(count: Tensor, at: Callable, v: object, qdtype: np.dtype, weak: bool,
+              dtype) -> Tensor:
+    """NumPy's _quantile for one q over each row's `count` numbers, its
+    steps with the per-row count as tensors: virtual index (count - 1) * q
+    in float64, NumPy's places (at or past the last, both the last and
+    gamma = index + 1), `_lerp`, NaN where a row has no number. An integer
+    q takes the element itself."""
+    some = count > 0
+    last = elementwise.apply("where", some, count - 1, 0)
+    if qdtype.kind in "iub":
+        value = at(last * int(v))
+    else:
+        index = elementwise.astype(count - 1, float64) * float(v)
+        above = index >= elementwise.astype(count - 1, float64)
+        below = elementwise.apply("floor", index)
+        lo = elementwise.apply("where", above, last, elementwise.astype(below, int64))
+        hi = elementwise.apply("where", above, last, lo + 1)
+        gamma = index - elementwise.apply("where", above, -1.0, below)
+        g, rest = gamma, 1 - gamma
+        if weak:  # NumPy's float(gamma), a weak scalar: 1 - gamma in float64, each
+            g, rest = (elementwise.astype(x, dtype) for x in (g, rest))  # then rounded
+        a, b = (at(elementwise.apply("where", some, i, 0)) for i in (lo, hi))
+        diff = b - a
+        value = elementwise.apply("where", gamma >= 0.5, b - diff * rest, a + diff * g)
+    return elementwise.apply("where", some, value, math.nan)
+
+
+__all__ = ["median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile"]

@@ -29,5 +29,5 @@ print("rows sum to one", bool(np.all(np.abs(p.sum(axis=1) - 1) < 1e-9)))
 y = x @ w
 print("matmul", rounded(y, 4), "argmax", int(np.argmax(y)))
 print("where", rounded(np.where(x > 0, x, 0.0).sum(axis=1)))
-print("median", float(np.median(x)), "nanmedian", float(np.nanmedian(x)))
+print("median", float(np.median(x)), "nanmedian", float(np.nanmedian(x)), "ptp", float(np.ptp(x)))
 print("args", sys.argv[1:])
