@@ -28,6 +28,7 @@ Cases (float32; x of 10M, A of 4096 x 4096):
   bincount_w  bincount(i, y)            weights y: 10M float64
   histogram   histogram(y, 100)         y: 10M float64; one sync for the range;
               torch: histc(y, 100, min, max) (the range given)
+  interp      interp(y, gp, gf)         10M float64 points into 1000 samples; no torch peer
 
 lazyrt's sorts are stable by default (the array API's rule), so the peers
 are asked for a stable result where it shows (argsort: `kind="stable"`,
@@ -60,6 +61,7 @@ def cases() -> dict:
     xn = rng.standard_normal(10_000_000, dtype=np.float32)
     an = rng.standard_normal((4096, 4096), dtype=np.float32)
     sn, kn = np.sort(xn), rng.standard_normal(1_000_000, dtype=np.float32)
+    gp, gf = np.sort(rng.standard_normal(1000) * 2), rng.standard_normal(1000)
     x, a, s, k = lazy.asarray(xn), lazy.asarray(an), lazy.asarray(sn), lazy.asarray(kn)
     iin, rn = rng.integers(0, 100_000, 10_000_000), np.round(xn, 2)
     i, r = lazy.asarray(iin), lazy.asarray(rn)
@@ -93,6 +95,7 @@ def cases() -> dict:
         "bincount": (lambda: lnp.bincount(i), lambda: np.bincount(iin)),
         "bincount_w": (lambda: lnp.bincount(i, y), lambda: np.bincount(iin, yn)),
         "histogram": (lambda: lnp.histogram(y, 100)[0], lambda: np.histogram(yn, 100)[0]),
+        "interp": (lambda: lnp.interp(y, gp, gf), lambda: np.interp(yn, gp, gf)),
     }
     checks = {"top8": close, "median": close, "quantiles": close, "partition": kth_column,
               "bincount_w": close, "histogram": counts_close}
@@ -120,7 +123,7 @@ def cases() -> dict:
              "bincount": lambda: torch.bincount(it),
              "bincount_w": lambda: torch.bincount(it, torch.from_numpy(yn)),
              "histogram": lambda: torch.histc(yt, 100, float(yn.min()), float(yn.max()))}
-    return {n: (lz, npf, peers[n], *([checks[n]] if n in checks else []))
+    return {n: (lz, npf, peers.get(n), *([checks[n]] if n in checks else []))
             for n, (lz, npf) in out.items()}
 
 

@@ -1,6 +1,6 @@
 """The visible NumPy fallback: run a function lazyrt has not lowered in NumPy.
 
-Some NumPy functions have no kernel (`interp`, `ptp`, `histogram` with
+Some NumPy functions have no kernel (`ptp`, `trapezoid`, `histogram` with
 edges as bins, any NumPy function lazyrt does not name). Rather than hide that,
 `numpy_fallback` syncs the tensor arguments (a sync with
 cause `fallback: <name>`), calls real NumPy on host arrays, wraps the

@@ -43,7 +43,7 @@ def fresh_log(strict_fallback):
 @pytest.fixture
 def allow_fallback(monkeypatch):
     """NumPy fallbacks allowed (LAZY_FALLBACK=allow): for the functions that are
-    fallbacks by design (ptp, interp, ..., docs/numpy.md)."""
+    fallbacks by design (ptp, trapezoid, ..., docs/numpy.md)."""
     monkeypatch.setenv("LAZY_FALLBACK", "allow")
 
 

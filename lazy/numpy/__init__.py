@@ -3,7 +3,7 @@
 Arrays are `lazy.Tensor`s. Functions lazyrt can express are lazy and
 fuse (elementwise math, reductions, views, where, gathers, matmul,
 cumulative sums, sorts, searchsorted, median and quantiles, einsum, the
-set functions around one sync); the rest (interp, ...) run in NumPy through
+set functions around one sync); the rest (ptp, ...) run in NumPy through
 `lazy.fallback.numpy_fallback`, each logged as
 `fallback: <name> not lowered` and an error under LAZY_FALLBACK=error.
 Any other NumPy function reached as `lazy.numpy.<name>` is such a
@@ -90,7 +90,7 @@ def asanyarray(a: object, dtype: object = None, *, device: object = None,
 def __getattr__(name: str) -> object:
     """NumPy names this module does not define.
 
-    Functions run as logged NumPy fallbacks (interp, ptp, ...);
+    Functions run as logged NumPy fallbacks (ptp, trapezoid, ...);
     submodules (fft, ...), classes (errstate, dtype), the
     abstract dtype categories (floating, integer, ...) and constants are
     NumPy's own; dtypes lazyrt lacks (int8, float16,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler.dtypes import bool_
+from scheduler.dtypes import bool_, float64
 
 from .. import counting, elementwise, indexing, reductions, sorting
 from ..tensor import Tensor
@@ -74,6 +74,47 @@ def bincount(x: object, /, weights: object = None, minlength: object = 0) -> Ten
     return counting.bincount(tensor(x), weights, minlength)
 
 
+def interp(x: object, xp: object, fp: object, left: object = None, right: object = None,
+           period: object = None) -> Tensor:
+    """NumPy's interp, its C loop's cases as selects: x's interval in xp by
+    searchsorted (side "right", less one), then `slope * (x - xp[j]) +
+    fp[j]`, NumPy's retry from the right end where that is NaN, fp[j]
+    where x equals xp[j], fp[-1] at the last point, `left`/`right` (fp's
+    ends) outside, NaN for NaN (but fp[0] for one sample point, as NumPy's).
+    All in float64, as NumPy's. Nothing syncs.
+    `period`, and complex or non-1-D sample points, are NumPy's (a logged
+    fallback)."""
+    t, xp_t, fp_t = tensor(x), tensor(xp), tensor(fp)
+    if period is not None or xp_t.ndim != 1 or fp_t.ndim != 1 or \
+            any(isinstance(v, Tensor) for v in (left, right)):
+        from ..fallback import numpy_fallback
+        return numpy_fallback("interp", np.interp, (x, xp, fp),
+                              {"left": left, "right": right, "period": period})
+    if fp_t.size != xp_t.size:
+        raise ValueError("fp and xp are not of the same length.")
+    if xp_t.size == 0:
+        raise ValueError("array of sample points is empty")
+    x64 = elementwise.astype(t, float64)
+    # the samples as fresh contiguous float64 buffers: the gathers read storage positions
+    xs, ys = (elementwise.apply("copy", elementwise.astype(v, float64)) for v in (xp_t, fp_t))
+    n = xs.size
+    lval = ys[0] if left is None else float(left)
+    rval = ys[n - 1] if right is None else float(right)
+    if n == 1:  # NumPy's own case: no search, and a NaN x gives fp[0]
+        return where(x64 < xs[0], lval, where(x64 > xs[0], rval, ys[0]))
+    j = sorting.searchsorted(xs, x64, "right") - 1
+    lo = elementwise.apply("minimum", elementwise.apply("maximum", j, 0), n - 1)
+    hi = elementwise.apply("minimum", lo + 1, n - 1)
+    x0, x1, y0, y1 = (indexing.gather(v, i) for v in (xs, ys) for i in (lo, hi))
+    slope = (y1 - y0) / (x1 - x0)
+    r = slope * (x64 - x0) + y0
+    r = where(r != r, slope * (x64 - x1) + y1, r)
+    r = where((r != r) & (y0 == y1), y0, r)
+    r = where((x64 == x0) | (j == n - 1), y0, r)  # an exact sample point; the last one
+    r = where(x64 < xs[0], lval, where(x64 > xs[n - 1], rval, r))
+    return where(x64 != x64, x64, r)
+
+
 def take(a: object, indices: object, axis: int | None = None, out: object = None,
          mode: str = "raise") -> Tensor:
     """Elements at `indices` along `axis` (flattened when None): a gather.
@@ -97,5 +138,6 @@ def searchsorted(x1: object, x2: object, /, side: str = "left",
     return sorting.searchsorted(tensor(x1), operand(x2), side, sorter)
 
 
-__all__ = ["argmax", "argmin", "bincount", "count_nonzero", "nonzero", "searchsorted", "take",
+__all__ = ["argmax", "argmin", "bincount", "count_nonzero", "interp", "nonzero", "searchsorted",
+           "take",
            "take_along_axis", "where"]
