@@ -89,9 +89,11 @@ def percentile(a: object, q: object, axis: object = None, out: object = None,
 
 def _quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a: object,
               q: object, axis: object, out: object, method: str, keepdims: bool,
-              weights: object, interpolation: object) -> Tensor:
+              weights: object, interpolation: object, nan: bool = False) -> Tensor:
     """quantile or percentile (`name`), whose q `fraction` makes a fraction
-    array as NumPy does (a Python int or float q stays weak: NumPy's rule)."""
+    array as NumPy does (a Python int or float q stays weak: NumPy's rule);
+    `nan`: of each slice's numbers (nanquantile, nanpercentile; the same as
+    the plain ones for integers, which hold no NaN)."""
     t = tensor(a)
     if _fallback(t, q, method, weights, interpolation):
         extra = {} if interpolation is None else {"interpolation": interpolation}
@@ -100,7 +102,19 @@ def _quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a
     qs = fraction(q)
     if not (qs.min() >= 0 and qs.max() <= 1):
         raise ValueError(error)
-    return _quantiles(t, qs, type(q) in (int, float), axis, out, keepdims)
+    weak = type(q) in (int, float)
+    if nan and t.dtype.is_float:
+        count, at, shape = _nan_rows(t, axis, keepdims)
+        picked = [_nan_lerp(count, at, v, qs.dtype, weak, t.dtype) for v in qs.reshape(-1)]
+    else:
+        rows, n, shape = _sorted_rows(t, axis, keepdims)
+        if qs.dtype.kind in "iub":  # whole places: NumPy takes the values, no interpolation
+            picked = [_nan_last(rows, _at(rows, int(i) * (n - 1))) for i in qs.reshape(-1)]
+        else:
+            picked = [_lerp(rows, (n - 1) * float(v), n, weak) for v in qs.reshape(-1)]
+    res = stack([p.reshape(shape) for p in picked]).reshape(qs.shape + shape) if qs.ndim \
+        else picked[0].reshape(shape)
+    return store_out(res, out)
 
 
 def _fallback(t: Tensor, q: object, method: str, weights: object, interpolation: object) -> bool:
@@ -110,18 +124,6 @@ def _fallback(t: Tensor, q: object, method: str, weights: object, interpolation:
     return (method != "linear" or weights is not None or interpolation is not None
             or isinstance(q, Tensor) or np.size(q) == 0 or t.ndim == 0 or t.size == 0
             or t.dtype.is_bool)
-
-
-def _quantiles(t: Tensor, qs: np.ndarray, weak: bool, axis: object, out: object,
-               keepdims: bool) -> Tensor:
-    rows, n, shape = _sorted_rows(t, axis, keepdims)
-    if qs.dtype.kind in "iub":  # whole places: NumPy takes the values, no interpolation
-        picked = [_nan_last(rows, _at(rows, int(i) * (n - 1))) for i in qs.reshape(-1)]
-    else:
-        picked = [_lerp(rows, (n - 1) * float(v), n, weak) for v in qs.reshape(-1)]
-    res = stack([p.reshape(shape) for p in picked]).reshape(qs.shape + shape) if qs.ndim \
-        else picked[0].reshape(shape)
-    return store_out(res, out)
 
 
 def _lerp(rows: Tensor, place: float, n: int, weak: bool) -> Tensor:
@@ -178,39 +180,17 @@ def nanquantile(a: object, q: object, axis: object = None, out: object = None,
                 keepdims: bool = False, *, weights: object = None,
                 interpolation: object = None) -> Tensor:
     """NumPy's nanquantile: each slice's quantile of its numbers."""
-    return _nan_quantile("nanquantile", np.asanyarray, "Quantiles must be in the range [0, 1]",
-                         a, q, axis, out, method, keepdims, weights, interpolation)
+    return _quantile("nanquantile", np.asanyarray, "Quantiles must be in the range [0, 1]", a,
+                     q, axis, out, method, keepdims, weights, interpolation, nan=True)
 
 
 def nanpercentile(a: object, q: object, axis: object = None, out: object = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights: object = None,
                   interpolation: object = None) -> Tensor:
-    return _nan_quantile("nanpercentile", lambda q: np.true_divide(q, 100, out=...),
-                         "Percentiles must be in the range [0, 100]", a, q, axis, out, method,
-                         keepdims, weights, interpolation)
-
-
-def _nan_quantile(name: str, fraction: Callable[[object], np.ndarray], error: str, a: object,
-                  q: object, axis: object, out: object, method: str, keepdims: bool,
-                  weights: object, interpolation: object) -> Tensor:
-    t = tensor(a)
-    if not t.dtype.is_float:  # no NaNs: the plain one (NumPy's too)
-        return _quantile(name[3:], fraction, error, t, q, axis, out, method, keepdims,
-                         weights, interpolation)
-    if _fallback(t, q, method, weights, interpolation):
-        extra = {} if interpolation is None else {"interpolation": interpolation}
-        return numpy_fallback(name, getattr(np, name), (t, q), dict(
-            axis=axis, out=out, method=method, keepdims=keepdims, weights=weights, **extra))
-    qs = fraction(q)
-    if not (qs.min() >= 0 and qs.max() <= 1):
-        raise ValueError(error)
-    count, at, shape = _nan_rows(t, axis, keepdims)
-    weak = type(q) in (int, float)
-    picked = [_nan_lerp(count, at, v, qs.dtype, weak, t.dtype) for v in qs.reshape(-1)]
-    res = stack([p.reshape(shape) for p in picked]).reshape(qs.shape + shape) if qs.ndim \
-        else picked[0].reshape(shape)
-    return store_out(res, out)
+    return _quantile("nanpercentile", lambda q: np.true_divide(q, 100, out=...),
+                     "Percentiles must be in the range [0, 100]", a, q, axis, out, method,
+                     keepdims, weights, interpolation, nan=True)
 
 
 def _nan_lerp(count: Tensor, at: Callable, v: object, qdtype: np.dtype, weak: bool,
