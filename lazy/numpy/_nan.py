@@ -4,16 +4,20 @@ which fuses into the reduction's kernel, so no copy of the data is made
 (NumPy's own nansum copies the array to replace them).
 
 The replacement is NumPy's own (numpy/lib/_nanfunctions_impl.py): 0 for
-sums, 1 for products, -inf/+inf for max/argmax and min/argmin, with an
-all-NaN slice then set back to NaN (max, min) or refused (argmax, argmin);
-means and variances count the elements that are not NaN. Integer and bool
-inputs have no NaNs: each is its plain counterpart.
+sums, 1 for products, -inf/+inf for argmax/argmin, an all-NaN slice then
+refused (argmax, argmin); means and variances count the elements that
+are not NaN. nanmax and nanmin are a reduction of their own, `nanmax`/
+`nanmin` (IEEE maxNum: NaN only for an all-NaN slice, as NumPy's fmax).
+Integer and bool inputs have no NaNs: each is its plain counterpart.
+nanmedian, nanquantile and nanpercentile are with the order statistics
+(_order.py).
 
 Departure: NumPy warns (RuntimeWarning) on an all-NaN slice or a variance
 with no degrees of freedom; a lazy result has no values yet to look at,
 so the results are NumPy's (NaN) without the warning. nanargmax and
 nanargmin must raise NumPy's ValueError on an all-NaN slice at the call:
-they sync (`implicit: nanargmax`), the indices and the check in one sync.
+they sync (`implicit: nanargmax's all-NaN check`), the indices and the
+check in one sync.
 """
 from __future__ import annotations
 
