@@ -33,24 +33,27 @@ def bincount(x: Tensor, weights: object = None, minlength: object = 0) -> Tensor
     if x.dtype.is_float:
         raise TypeError(f"Cannot cast array data from dtype('{x.dtype.name}') to "
                         f"dtype('int64') according to the rule 'safe'")
-    srcs = [(x._buf, x._view)]
-    if weights is not None:
-        w = weights if isinstance(weights, Tensor) else asarray_like(weights, x.device)
-        if w.shape != x.shape:
-            raise ValueError(f"The weights and list don't have the same length: weights of "
-                             f"shape {w.shape}, x of shape {x.shape}")
-        if w.device != x.device:
-            raise ValueError(f"bincount: weights on {w.device}, x on {x.device}")
-        w = elementwise.cast(w, float64)
-        srcs.append((w._buf, w._view))
+    w = _weights(weights, x, "The weights and list don't have the same length")
     if x.size == 0:  # NumPy's, weights or not
         return elementwise.filled(0, int64, (minlength,), x.device)
-    dtype = int64 if weights is None else float64
     low, high = _bounds(x, "bincount")
     if int(low) < 0:
         raise ValueError("'list' argument must have no negative elements")
-    n = max(int(high) + 1, minlength)
-    return runtime.make("bincount", tuple(srcs), n, dtype, (n,), x.device)
+    return _counts(x, None if w is None else elementwise.cast(w, float64),
+                   max(int(high) + 1, minlength))
+
+
+def _weights(weights: object, x: Tensor, mismatch: str) -> Tensor | None:
+    """`weights` as a tensor on x's device, shaped as x (NumPy's `mismatch`
+    message otherwise), or None."""
+    if weights is None:
+        return None
+    w = weights if isinstance(weights, Tensor) else asarray_like(weights, x.device)
+    if w.shape != x.shape:
+        raise ValueError(f"{mismatch}: weights of shape {w.shape}, x of shape {x.shape}")
+    if w.device != x.device:
+        raise ValueError(f"weights on {w.device}, x on {x.device}")
+    return w
 
 
 def _bounds(x: Tensor, what: str) -> tuple[np.generic, np.generic]:
@@ -61,7 +64,8 @@ def _bounds(x: Tensor, what: str) -> tuple[np.generic, np.generic]:
 
 
 def _counts(values: Tensor, weights: Tensor | None, bins: int) -> Tensor:
-    """bincount of int64 `values` known to lie in [0, bins): no sync."""
+    """bincount of `values` known to lie in [0, bins), weighted by float64
+    `weights` or not: the extern node, no sync."""
     srcs = [(values._buf, values._view)] + ([] if weights is None else
                                            [(weights._buf, weights._view)])
     return runtime.make("bincount", tuple(srcs), bins, int64 if weights is None else float64,
@@ -81,12 +85,7 @@ def histogram(a: Tensor, bins: int, range_: tuple | None, weights: object,
     if n < 1:
         raise ValueError("`bins` must be positive, when an integer")
     flat = a.reshape(-1)
-    w = None
-    if weights is not None:
-        w = weights if isinstance(weights, Tensor) else asarray_like(weights, a.device)
-        if w.shape != a.shape:
-            raise ValueError("weights should have the same shape as a.")
-        w = w.reshape(-1)
+    w = _weights(weights, a, "weights should have the same shape as a.")
     first, last = _outer_edges(flat, range_)
     bin_type = np.result_type(first, last, a.dtype.np)
     if np.issubdtype(bin_type, np.integer):
@@ -103,7 +102,8 @@ def histogram(a: Tensor, bins: int, range_: tuple | None, weights: object,
     at = at - elementwise.astype(x < indexing.gather(edges, at), int64)
     up = (x >= indexing.gather(edges, at + 1)) & (at != n - 1)
     at = elementwise.apply("where", keep, at + elementwise.astype(up, int64), n)
-    counts = _counts(at, None if w is None else elementwise.cast(w, float64), n + 1)[:n]
+    counts = _counts(at, None if w is None else elementwise.cast(w.reshape(-1), float64),
+                     n + 1)[:n]
     if w is not None and w.dtype != float64:
         counts = elementwise.astype(counts, w.dtype)  # NumPy: .astype(weights' dtype)
     if density:

@@ -9,6 +9,7 @@ import numpy as np
 from scheduler.dtypes import bool_, float64
 
 from .. import counting, elementwise, indexing, reductions, sorting
+from ..fallback import numpy_fallback
 from ..tensor import Tensor
 from ._helpers import axis_arg, operand, store_out, tensor
 from ._manipulation import numpy_axes
@@ -87,7 +88,6 @@ def interp(x: object, xp: object, fp: object, left: object = None, right: object
     t, xp_t, fp_t = tensor(x), tensor(xp), tensor(fp)
     if period is not None or xp_t.ndim != 1 or fp_t.ndim != 1 or \
             any(isinstance(v, Tensor) for v in (left, right)):
-        from ..fallback import numpy_fallback
         return numpy_fallback("interp", np.interp, (x, xp, fp),
                               {"left": left, "right": right, "period": period})
     if fp_t.size != xp_t.size:
