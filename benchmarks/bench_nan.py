@@ -6,7 +6,7 @@ Cases (float32, A of 4096 x 4096 with 10% NaN):
 
   nansum        nansum(A)                one kernel; NumPy copies A to replace NaNs
   nansum_rows   nansum(A, axis=1)
-  nanmean_rows  nanmean(A, axis=1)       two kernels: the sum and the count
+  nanmean_rows  nanmean(A, axis=1)       one kernel: the sum and the count are siblings
   nanmax_rows   nanmax(A, axis=1)        one pass (the nanmax reduction); NumPy's fmax.reduce
   nanmax        nanmax(A)
   nanmin_cols   nanmin(A, axis=0)        the tiled column order

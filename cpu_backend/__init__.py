@@ -5,10 +5,11 @@ Modules, in pipeline order:
   vmath.py         vectorizable exp/log/tanh/sin/cos (libm calls would stop vectorization)
   sincos.py        sin/cos/tan as calls the vectorizer widens to our vector versions
   invtrig.py       vectorizable asin/acos/atan/atan2 (Cephes, computed in float64)
-  reduction.py     accumulator rules for the eight reductions
+  reduction.py     accumulator rules for the reductions, one or several side by side
   codegen.py       the entry signature, row x innermost-axis flat-range loops, loop hints
   loops.py         location helpers, the elementwise body, blocked argmax
   reduce_loops.py  reduction nest: per-element or tiled-along-out loop order
+  row_loops.py     one row's reduction loop: blocked sums, max/min, logsumexp, siblings
   keys.py          structural cache keys and "what was new" on a miss
   jit.py           host target machine, -O2 new pass manager, MCJIT, caches
   diskcache.py     fail-soft on-disk object cache

@@ -15,7 +15,7 @@ from scheduler.backend import CompileInfo, PerObject
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import (Cast, Gather, Kernel, Launch, Load, Op, Reduced, Scalar,
                                  postorder)
-from scheduler.ops import REDUCTIONS, operand_error, part_error
+from scheduler.ops import REDUCTIONS, SIBLING_REDUCTIONS, operand_error, part_error
 from scheduler.pool import empty
 
 from .jit import JIT, Compiled
@@ -224,12 +224,17 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
         return False, f"inconsistent reduction: n_reduce={kernel.n_reduce}, reduce={red}"
     if red is not None and red.op not in REDUCTIONS:
         return False, f"no lowering for reduction {red.op!r}"
+    if kernel.siblings and red is None:
+        return False, "sibling reductions without a reduction"
+    if kernel.siblings and any(r.op not in SIBLING_REDUCTIONS for r in kernel.reductions):
+        return False, f"reductions {[r.op for r in kernel.reductions]} cannot share a loop " \
+            f"(only {sorted(SIBLING_REDUCTIONS)})"
     for o in kernel.outputs:
         if o.pos is not None and red is not None:
             return False, "Output.pos in a reduction kernel"
         if o.pos is not None and not o.pos.dtype.is_int:
             return False, f"Output.pos must be an integer expression, not {o.pos.dtype.name}"
-    roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
+    roots = [r.expr for r in kernel.reductions] + [o.expr for o in kernel.outputs]
     roots += [o.pos for o in kernel.outputs if o.pos is not None]
     for e in postorder(roots):
         if isinstance(e, (Load, Gather)) and not 0 <= e.input < nin:
@@ -249,17 +254,18 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
                 return False, why
         if not isinstance(e, (Load, Gather, Scalar, Op, Cast, Reduced)):
             return False, f"unknown expression node {type(e).__name__}"
-    if red is not None and any(isinstance(e, Reduced) for e in postorder([red.expr])):
-        return False, "Reduced inside the reduction it produces"
+    if any(isinstance(e, Reduced) for e in postorder([r.expr for r in kernel.reductions])):
+        return False, "Reduced inside a reduction's own loop"
     for o in kernel.outputs:
         for e in postorder([o.expr] + ([o.pos] if o.pos is not None else [])):
             if isinstance(e, Load) and kernel.inputs[e.input].space == "full" \
                     and kernel.reduce is not None:
                 return False, f"output reads full-space input {e.input} after a reduction"
-            if isinstance(e, Reduced) and kernel.reduce is None:
-                return False, "Reduced without a reduction"
-            if isinstance(e, Reduced) and part_error(kernel.reduce.op, e.part):
-                return False, part_error(kernel.reduce.op, e.part)
+            if isinstance(e, Reduced) and not 0 <= e.index < len(kernel.reductions):
+                return False, f"Reduced of reduction {e.index}, but the kernel has " \
+                    f"{len(kernel.reductions)}"
+            if isinstance(e, Reduced) and part_error(kernel.reductions[e.index].op, e.part):
+                return False, part_error(kernel.reductions[e.index].op, e.part)
     if any(o.pos is not None for o in kernel.outputs):
         return True, "all ops lowered; indexed stores run on one thread in C order"
     return True, "all ops lowered"

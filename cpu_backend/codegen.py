@@ -39,7 +39,7 @@ from scheduler.ops import ELEMENTWISE, op_compute_dtype
 
 from . import simd
 from .lowering import F64, I8, I64, cast, emit_op, like, mem_type
-from .reduction import Accumulator
+from .reduction import Accumulators
 
 CTL = ("mode", "start", "end", "rstart", "rend", "part", "nparts", "nout", "tile")
 MODE_FULL, MODE_PARTIAL, MODE_FINAL = 0, 1, 2
@@ -134,7 +134,7 @@ class _Gen:
         self.a = [b.load(b.gep(launch, [ir.Constant(I64, i)]), name=f"a{i}")
                   for i in range(self.lay.size)]
         self.ctl = {n: b.load(b.gep(ctl, [ir.Constant(I64, i)]), name=n) for i, n in enumerate(CTL)}
-        self.acc = Accumulator(k.reduce) if k.reduce is not None else None
+        self.acc = Accumulators(k.reductions) if k.reduce is not None else None
         self.nloops = 0  # loops emitted so far: a loop whose body adds one is "outer"
         self.lanes: int | None = None  # set while emitting a simd.py vector loop body
         self.rem: ir.Value | None = None  # ... and its lanes in the row, in a masked step

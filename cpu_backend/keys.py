@@ -22,7 +22,7 @@ def structural_key(k: Kernel) -> str:
     sig_id: dict[str, int] = {}
     node_id: dict[int, int] = {}
     lines: list[str] = []
-    roots = ([k.reduce.expr] if k.reduce is not None else []) + [o.expr for o in k.outputs]
+    roots = [r.expr for r in k.reductions] + [o.expr for o in k.outputs]
     roots += [o.pos for o in k.outputs if o.pos is not None]
     for e in postorder(roots):
         if isinstance(e, Load):
@@ -30,7 +30,7 @@ def structural_key(k: Kernel) -> str:
         elif isinstance(e, Scalar):
             sig = f"scalar({e.slot}) {e.dtype!r}"
         elif isinstance(e, Reduced):
-            sig = f"reduced{f'({e.part})' if e.part else ''} {e.dtype!r}"
+            sig = f"reduced{f'({e.part})' if e.part else ''}#{e.index} {e.dtype!r}"
         elif isinstance(e, Cast):
             sig = f"cast(%{node_id[id(e.x)]}) {e.dtype!r}"
         elif isinstance(e, Gather):
@@ -47,10 +47,8 @@ def structural_key(k: Kernel) -> str:
     ins = ",".join(f"Input({i.dtype!r},{i.space},chain={i.chain!r},inner={i.inner!r},"
                    f"iota={i.iota},indirect={i.indirect},out_inner={i.out_inner!r})"
                    for i in k.inputs)
-    red = "none"
-    if k.reduce is not None:
-        r = k.reduce
-        red = f"{r.op}(%{node_id[id(r.expr)]}) acc={r.acc!r} {r.dtype!r}"
+    red = ",".join(f"{r.op}(%{node_id[id(r.expr)]}) acc={r.acc!r} {r.dtype!r}"
+                   for r in k.reductions) or "none"
     outs = ",".join(f"Output({o.dtype!r},%{node_id[id(o.expr)]},inner={o.inner!r},pos="
                     f"{'-' if o.pos is None else '%' + str(node_id[id(o.pos)])},"
                     f"follows={o.follows},delta={o.delta})"

@@ -42,7 +42,7 @@ from .dispatch import LaunchRecord, launch_record
 from .loops import (STREAM_BLOCK, TILE_ROWS, TILE_SQUARE, TILE_STREAM, ew_tile_eligible,
                     ew_tile_units, stream_eligible)
 from .reduce_loops import MAX_TILE, tile_eligible
-from .reduction import Accumulator
+from .reduction import Accumulators
 from .threadpool import MAX_CHUNKS, ThreadPool
 
 SMALL = 1 << 16          # below this much work a kernel runs on the calling thread
@@ -242,8 +242,7 @@ class Launcher:
         if nout == 0:
             return None
         # bytes per partial value, one per partial-buffer slot of the kernel
-        part_sizes = [d.itemsize for d in Accumulator(red).partial_dtypes] if red is not None \
-            else []
+        part_sizes = [d.itemsize for d in Accumulators(kernel.reductions).partial_dtypes]
         work = nout * max(nred, 1)
         # Output.pos stores must happen in C order (the last duplicate wins): one thread.
         threads = self.threads if work >= SMALL and not in_order else 1

@@ -23,13 +23,13 @@ from scheduler.kernel_ir import Kernel, Load, postorder
 
 from .codegen import MODE_FINAL, MODE_PARTIAL, Ptr, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
-                    _strides, blocked_arg, inner_hint, over_blocks)
-from .lowering import I64, cast, const, intrinsic
+                    _strides, blocked_arg, inner_hint)
+from .lowering import I64, cast, const
+from .reduction import cut
+from .row_loops import (blocked_lse, blocked_sum32, compensated_sum, nan_extreme, neumaier,
+                        sibling_row, strided_sum)
 
 MAX_TILE = 4096  # outputs per tile: float64 accumulators fill 32 KB of stack (per type)
-LSE_BLOCK = 1024  # logsumexp row block: 4-8 KB, still in L1 for the second (exp) sweep
-SUM_BLOCK = 1024  # float32 sum row block: summed in float32, then added in float64
-SUM_BLOCK64 = 512  # float64 sum row block: summed in vector lanes, added with compensation
 SUM_ROWS = 16     # float32 column sums (tiled order): reduce steps summed in float32 per flush
 
 
@@ -52,12 +52,13 @@ class ReductionLoops:
     def __init__(self, g: _Gen):
         self.g, self.b, self.acc = g, g.b, g.acc
         k = self.k = g.k
-        self.red = k.reduce
+        self.reds = k.reductions
+        self.one = g.acc.one  # the only accumulator, when one: the row loops specialized per op
         self.nout, self.nd, self.nin = k.n_out, k.ndim, len(k.inputs)
         self.full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
         # a float32 sum: float32 blocks added into a float64 carry (blocked_sum32, tiled_reduce)
-        self.sum32 = self.red.op == "sum" and self.red.expr.dtype == float32 and \
-            self.acc.acc == float64
+        self.sum32 = self.one is not None and self.one.op == "sum" and \
+            self.reds[0].expr.dtype == float32 and self.one.acc == float64
         # out-axes strides of every input and output; reduce-axes strides of full inputs
         self.o_views = []
         for i, inp in enumerate(k.inputs):
@@ -70,7 +71,7 @@ class ReductionLoops:
                          for s, o in zip(g.lay.outputs, k.outputs)]
         self.r_st = {i: _strides(g, g.lay.inputs[i][0], self.nout, self.nd, k.inputs[i].inner)
                      for i in self.full}
-        self.pre_loads = sorted({e.input for e in postorder([self.red.expr])
+        self.pre_loads = sorted({e.input for e in postorder([r.expr for r in self.reds])
                                  if isinstance(e, Load) and k.inputs[e.input].space == "out"})
         self.out_inputs = [i for i in range(self.nin) if k.inputs[i].space == "out"]
 
@@ -144,7 +145,8 @@ class ReductionLoops:
         return []
 
     def reduce_range(self, opos, cache) -> list[ir.Value]:
-        g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
+        g, b, acc, one, reds, full, r_st = \
+            self.g, self.b, self.acc, self.one, self.reds, self.full, self.r_st
         versions, check, pick = _stride_versions(g, [r_st[i][-1] for i in full],
                                                   [_fixed_view(g, i) for i in full])
 
@@ -152,22 +154,29 @@ class ReductionLoops:
             return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
                            for i in full}
 
-        def x_at(state, jr, tag, dtype=acc.acc):
+        def xs_at(state, jr, tag) -> list[ir.Value]:  # each reduction's element, as it is
             pos = {i: _at(g, state[1][i], jr, pick(n, tag)) for n, i in enumerate(full)}
-            x = g.evaluate([red.expr], _leaf(g, pos, dict(cache)))[id(red.expr)]
-            return cast(b, x, red.expr.dtype, dtype)
+            vals = g.evaluate([r.expr for r in reds], _leaf(g, pos, dict(cache)))
+            return [vals[id(r.expr)] for r in reds]
+
+        def x_at(state, jr, tag, dtype=None):  # the only reduction's, in `dtype` or its acc's
+            return cast(b, xs_at(state, jr, tag)[0], reds[0].expr.dtype, dtype or one.acc)
 
         def relem(state, jr, carry, tag):
-            return acc.update(b, carry, x_at(state, jr, tag), g.add(state[0], jr))
+            return acc.update(b, carry, acc.convert(b, xs_at(state, jr, tag)),
+                              g.add(state[0], jr))
 
         def arg_row(state, cnt, carry, tag):
-            return blocked_arg(g, acc, lambda j: x_at(state, j, tag), state[0], cnt, carry)
+            return blocked_arg(g, one, lambda j: x_at(state, j, tag), state[0], cnt, carry)
 
         def lse_row(state, cnt, carry, tag):
-            return blocked_lse(g, acc, lambda j: x_at(state, j, tag, acc.block_dtype), cnt, carry)
+            return blocked_lse(g, one, lambda j: x_at(state, j, tag, one.block_dtype), cnt, carry)
 
         def nan_row(state, cnt, carry, tag):
-            return nan_extreme(g, acc.op, lambda j: x_at(state, j, tag), cnt, carry)
+            return nan_extreme(g, one.op, lambda j: x_at(state, j, tag), cnt, carry)
+
+        def sibling_rows(state, cnt, carry, tag):
+            return sibling_row(g, acc, lambda j: xs_at(state, j, tag), cnt, carry, hint(tag))
 
         def unit_rows(state, tag) -> list[ir.Value]:  # rows read at stride 1, by pointer
             return [state[1][i].p for n, i in enumerate(full) if isinstance(state[1][i], Ptr)
@@ -180,43 +189,48 @@ class ReductionLoops:
             if hint(tag) == "scalar":  # a runtime stride: no vector lanes
                 return strided_sum(g, lambda j: x_at(state, j, tag), cnt, carry)
             if self.sum32:
-                return blocked_sum32(g, lambda j: x_at(state, j, tag, red.expr.dtype), cnt,
+                return blocked_sum32(g, lambda j: x_at(state, j, tag, float32), cnt,
                                      carry, unit_rows(state, tag))
             return compensated_sum(g, lambda j: x_at(state, j, tag), cnt, carry, hint(tag))
 
         rs = g.ctl["rstart"]
-        float_sum = red.op == "sum" and acc.acc.is_float
-        row = arg_row if acc.is_arg else lse_row if acc.is_lse else sum_row if float_sum else \
-            nan_row if red.op in ("nanmax", "nanmin") and acc.acc.is_float else None
+        if one is None:
+            row = sibling_rows
+        else:
+            float_sum = one.op == "sum" and one.acc.is_float
+            row = arg_row if one.is_arg else lse_row if one.is_lse else \
+                sum_row if float_sum else \
+                nan_row if one.op in ("nanmax", "nanmin") and one.acc.is_float else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
                             relem, versions, check, row, hint)
 
     def combine(self, flat_o) -> list[ir.Value]:
         """Mode 2: fold the per-thread partials, in thread order.
 
-        Float sums fold with Neumaier's compensation: the part count grows
-        with the thread count (4 per thread), and a plain fold of 61 parts
-        (16 threads) left a float64 sum of 1M values of 0.1 further off
-        than NumPy's pairwise sum."""
+        Float sums fold with Neumaier's compensation (a second register
+        each): the part count grows with the thread count (4 per thread),
+        and a plain fold of 61 parts (16 threads) left a float64 sum of 1M
+        values of 0.1 further off than NumPy's pairwise sum."""
         g, b, acc = self.g, self.b, self.acc
         base = self.nin + len(self.k.outputs)
+        sums = [a.op == "sum" and a.acc.is_float for a in acc.each]
 
         def parts_at(p):
             slot = g.add(g.mul(p, g.ctl["nout"]), flat_o)
-            return [acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
-                    for q, d in enumerate(acc.partial_dtypes)]
+            return acc.split([acc.from_mem(b, b.load(b.gep(g.ptr[base + q], [slot])), d)
+                              for q, d in enumerate(acc.partial_dtypes)])
 
-        if self.red.op == "sum" and acc.acc.is_float:
-            init = acc.init(_ZERO)
-            zero = ir.Constant(init[0].type, 0.0)
-            s, comp = g.counted_loop(_ZERO, g.ctl["nparts"], [init[0], zero],
-                                     lambda p, c: neumaier(b, c, parts_at(p)[0]), "scalar")
-            return [b.fadd(s, comp)]
+        widths = [2 if is_sum else len(a.partial_dtypes) for a, is_sum in zip(acc.each, sums)]
 
         def body(p, carry):
-            return acc.combine(b, carry, parts_at(p), b.icmp_signed("==", p, _ZERO))
+            first = b.icmp_signed("==", p, _ZERO)
+            return [v for a, is_sum, c, x in zip(acc.each, sums, cut(carry, widths), parts_at(p))
+                    for v in (neumaier(b, c, x[0]) if is_sum else a.combine(b, c, x, first))]
 
-        return g.counted_loop(_ZERO, g.ctl["nparts"], acc.init(_ZERO), body, "scalar")
+        init = [v for a, is_sum, c in zip(acc.each, sums, acc.split(acc.init(_ZERO)))
+                for v in (c + [ir.Constant(c[0].type, 0.0)] if is_sum else c)]
+        folded = cut(g.counted_loop(_ZERO, g.ctl["nparts"], init, body, "scalar"), widths)
+        return [v for is_sum, c in zip(sums, folded) for v in ([b.fadd(*c)] if is_sum else c)]
 
     def finish(self, c, out_pos, out_locs, flat_o, cache) -> None:
         """Mode 1: store partials; else run the epilogue and store the outputs."""
@@ -284,7 +298,7 @@ class ReductionLoops:
         and zeroed. As in blocked_sum32, each float32 partial adds only a
         few elements, and the loop runs 16 float32 lanes wide with no
         conversion per element (docs/cpu_backend.md has the numbers)."""
-        g, b, acc, red, full, r_st = self.g, self.b, self.acc, self.red, self.full, self.r_st
+        g, b, acc, reds, full, r_st = self.g, self.b, self.acc, self.reds, self.full, self.r_st
 
         def rrow(rflat, idx, col):
             return rflat, {i: _row_base(g, start[i], idx, col, r_st[i]) for i in full}
@@ -305,14 +319,14 @@ class ReductionLoops:
             def per_t(t, _):
                 pos = {i: _at(g, rloc[i], t, self.so(i)) for i in full}
                 pos.update({i: _at(g, start[i], t, self.so(i)) for i in self.out_inputs})
-                x = g.evaluate([red.expr], _leaf(g, pos, {}))[id(red.expr)]
+                vals = g.evaluate([r.expr for r in reds], _leaf(g, pos, {}))
+                xs = [vals[id(r.expr)] for r in reds]
                 if f32 is not None:
                     p = b.gep(f32, [t])
-                    b.store(b.fadd(b.load(p), x), p)
+                    b.store(b.fadd(b.load(p), xs[0]), p)
                     return []
-                x = acc.convert(b, x, red.expr.dtype)
                 ptrs = [b.gep(a, [t]) for a in arrays]
-                new = acc.update(b, [b.load(p) for p in ptrs], x, index)
+                new = acc.update(b, [b.load(p) for p in ptrs], acc.convert(b, xs), index)
                 for p, v in zip(ptrs, new):
                     b.store(v, p)
                 return []
@@ -328,150 +342,3 @@ class ReductionLoops:
         g.loop_range(g.ctl["rstart"], g.ctl["rend"], g.shape(self.nout, self.nd), [], rrow, relem)
         if f32 is not None:
             flush()
-
-
-def blocked_lse(g: _Gen, acc, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:
-    """logsumexp over one row of `cnt` elements, LSE_BLOCK at a time.
-
-    An element-wise online update (running max, rescaled sum) carries a
-    dependence LLVM cannot vectorize; per block, the max is a plain
-    vectorized max, then sum(exp(x - max)) a vectorized sum over the same
-    elements while they are in L1, and the pair is rescaled once per block.
-    """
-    b, bd = g.b, acc.block_dtype
-
-    def block(jb, je, c):
-        mx = intrinsic(b, "llvm.maximum", const(bd, 0.0).type, 2)
-        bmax = g.counted_loop(jb, je, [const(bd, float("-inf"))],
-                              lambda j, mc: [b.call(mx, [mc[0], x_at(j)])])[0]
-
-        def block_sum(shift: ir.Value) -> ir.Value:
-            def add(j, sc):
-                r = b.fadd(sc[0], acc.block_exp(b, b.fsub(x_at(j), shift)))
-                r.flags.append("reassoc")
-                return [r]
-            return g.counted_loop(jb, je, [const(bd, 0.0)], add)[0]
-
-        return acc.lse_block(b, c, bmax, block_sum)
-
-    return over_blocks(g, cnt, LSE_BLOCK, carry, block)
-
-
-def nan_extreme(g: _Gen, op: str, x_at, cnt: ir.Value, carry: list[ir.Value]
-                ) -> list[ir.Value]:
-    """nanmax/nanmin over one row: the extreme of its elements with NaN read
-    as -inf (+inf), and whether any is not NaN, in one loop; the row then
-    joins the carry by maxNum (minNum) if it had one.
-
-    A maxnum loop over the elements themselves (Accumulator.update, used
-    elsewhere) LLVM vectorizes only behind a check that leaves the vector
-    loop for the scalar one at the first NaN: a 4096 x 4096 float32 row
-    nanmax took 1.2 ms without NaNs and 20 ms with 10% of them. With the
-    NaNs replaced, LLVM sees no NaN operand and drops the check. "Any not
-    NaN" is a maxnum too, of 1.0 or 0.0: LLVM 22 vectorizes a maxnum
-    reduction beside another maxnum, not beside an or, add or umax one."""
-    b = g.b
-    ty = carry[0].type
-    fn = intrinsic(b, "llvm.maxnum" if op == "nanmax" else "llvm.minnum", ty, 2)
-    seen_max = intrinsic(b, "llvm.maxnum", ty, 2)
-    fill = ir.Constant(ty, float("-inf") if op == "nanmax" else float("inf"))
-    zero, one = ir.Constant(ty, 0.0), ir.Constant(ty, 1.0)
-
-    def step(j, c):
-        x = x_at(j)
-        ordered = b.fcmp_ordered("ord", x, x)
-        return [b.call(fn, [c[0], b.select(ordered, x, fill)]),
-                b.call(seen_max, [c[1], b.select(ordered, one, zero)])]
-
-    m, seen = g.counted_loop(_ZERO, cnt, [fill, zero], step)
-    return [b.select(b.fcmp_ordered(">", seen, zero), b.call(fn, [carry[0], m]), carry[0])]
-
-
-def strided_sum(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value]) -> list[ir.Value]:
-    """A float sum over one row read at a runtime stride, in the accumulator
-    dtype (float64 for float32 data), into four accumulators taken in turn.
-
-    Such a row is read one element at a time. Into one accumulator each add
-    would wait for the one before it (4 cycles); a float32 block sum
-    (blocked_sum32) there once added 10,000 values of 0.1 one at a time in
-    float32, 1e-5 off where NumPy's pairwise sum is 1e-7 off.
-    """
-    b, four = g.b, ir.Constant(I64, 4)
-    quads = b.udiv(cnt, four)
-    zero = ir.Constant(carry[0].type, 0.0)
-
-    def quad(q, accs):
-        j = g.mul(q, four)
-        return [_fadd(b, a, x_at(b.add(j, ir.Constant(I64, k)))) for k, a in enumerate(accs)]
-
-    s = g.counted_loop(ir.Constant(I64, 0), quads, [carry[0], zero, zero, zero], quad, "scalar")
-    total = _fadd(b, _fadd(b, s[0], s[1]), _fadd(b, s[2], s[3]))
-    return g.counted_loop(g.mul(quads, four), cnt, [total],
-                          lambda j, c: [_fadd(b, c[0], x_at(j))], "scalar")
-
-
-def compensated_sum(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
-                    hint: str | None) -> list[ir.Value]:
-    """A sum in the accumulator dtype (float64 data, or integers for a mean)
-    over one row read as vectors, SUM_BLOCK64 elements at a time.
-
-    Within a block the lanes add in any order (`reassoc`: it vectorizes);
-    each block's sum joins the carry by Neumaier's compensated addition,
-    whose plain `fadd`s LLVM may not reorder. One long vector loop instead
-    let every lane add its share of the whole row in turn: 4M values of 0.1
-    came out 2e-13 off, where NumPy's pairwise sum is 3e-16 off. No page
-    prefetch (blocked_sum32 has one): on memory without huge pages, float64
-    sums of 8M elements measured the same with and without it.
-    """
-    b = g.b
-    zero = ir.Constant(carry[0].type, 0.0)
-
-    def block(jb, je, c):
-        x = g.counted_loop(jb, je, [zero], lambda j, sc: [_fadd(b, sc[0], x_at(j))], hint)[0]
-        return neumaier(b, c, x)
-
-    total, comp = over_blocks(g, cnt, SUM_BLOCK64, [carry[0], zero], block)
-    return [b.fadd(total, comp)]
-
-
-def neumaier(b: ir.IRBuilder, carry: list[ir.Value], x: ir.Value) -> list[ir.Value]:
-    """(sum, compensation) + x by Neumaier's compensated addition; its plain
-    `fadd`s (no `reassoc`) keep LLVM from folding the compensation away.
-    Once the sum is inf or NaN the correction is 0: `inf - inf` would make
-    it NaN and turn a sum of inf into NaN."""
-    s, comp = carry
-    fabs = intrinsic(b, "llvm.fabs", s.type, 1)
-    t = b.fadd(s, x)
-    big, small = (b.select(b.fcmp_ordered(">=", b.call(fabs, [s]), b.call(fabs, [x])), u, v)
-                  for u, v in ((s, x), (x, s)))
-    finite = b.fcmp_ordered("<", b.call(fabs, [t]), ir.Constant(s.type, float("inf")))
-    fix = b.select(finite, b.fadd(b.fsub(big, t), small), ir.Constant(s.type, 0.0))
-    return [t, b.fadd(comp, fix)]
-
-
-def _fadd(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    r = b.fadd(x, y)
-    r.flags.append("reassoc")
-    return r
-
-
-def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
-                  ahead: list[ir.Value] = ()) -> list[ir.Value]:
-    """A float32 sum over one row, SUM_BLOCK elements at a time.
-
-    Converting every element to float64 costs a conversion per element and
-    halves the vector width; within a block the float32 sum vectorizes 16
-    lanes wide with interleaved accumulators (each lane adds only a few
-    dozen elements, so float32 rounding stays near the last bit), and each
-    block's sum is added to the float64 carry: still far more accurate than
-    a plain float32 loop over the row. A block is 4 KB, one page: `ahead`'s
-    rows get one prefetch per full block (loops.prefetch_ahead).
-    """
-    b = g.b
-
-    def block(jb, je, c):
-        s = g.counted_loop(jb, je, [const(float32, 0.0)],
-                           lambda j, sc: [_fadd(b, sc[0], x_at(j))])[0]
-        return [b.fadd(c[0], b.fpext(s, ir.DoubleType()))]
-
-    return over_blocks(g, cnt, SUM_BLOCK, carry, block, ahead)

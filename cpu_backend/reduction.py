@@ -15,7 +15,7 @@ as NumPy does and still vectorize; argmax/argmin keep the first occurrence
 logsumexp carries the pair (m, s): the running max and the sum of
 exp(x - m). Two pairs combine with one exp (the smaller max is rescaled to
 the larger), so an element update, a thread's partial and a CUDA lane all
-use the same rule; rows use the blocked form in reduce_loops.py (block max,
+use the same rule; rows use the blocked form in row_loops.py (block max,
 then a vectorized sum of exp(x - max) over the block while it is in L1).
 While m is -inf, s is 0; once m is +inf or NaN, s no longer matters: the
 result is m + log(s) for a finite m, else m (scipy's logsumexp).
@@ -209,10 +209,11 @@ class Accumulator:
             return b.select(finite, log(b, s), ir.Constant(m.type, float("nan")))
         return b.select(finite, b.fadd(m, log(b, s)), m)
 
-    # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins --
+    # -- blocked argmax/argmin: vectorized block extreme, then a scan when it wins;
+    # -- max/min siblings take the block extreme the same way (row_loops.sibling_row)
     def block_start(self) -> list[ir.Value]:
         """The block scan's carry: the extreme so far (and, for floats, whether a NaN was seen)."""
-        m = _extreme(self.acc, high=self.op == "argmin")
+        m = _extreme(self.acc, high=self.op in ("argmin", "min"))
         return [m, ir.Constant(ir.IntType(1), 0)] if self.acc.is_float else [m]
 
     def block_step(self, b: ir.IRBuilder, c: list[ir.Value], x: ir.Value) -> list[ir.Value]:
@@ -224,7 +225,7 @@ class Accumulator:
         instructions per vector and whose select chain LLVM would not treat
         as a reduction without those flags. The index never depends on the
         order of equal zeros: `beats` and `matches` compare them equal."""
-        d, is_max = self.acc, self.op == "argmax"
+        d, is_max = self.acc, self.op in ("argmax", "max")
         m = c[0]
         if d.is_float:  # nnan/nsz let LLVM see a max/min reduction; a NaN x makes m poison,
             fm = ("nnan", "nsz")  # which block_extreme then never reads (c[1] is set)
@@ -265,6 +266,56 @@ class Accumulator:
         if self.is_lse and e.part != "max":
             return cast(b, self.lse_result(b, carry, e.part), self.acc, e.dtype)
         return cast(b, carry[0], self.acc, e.dtype)
+
+
+def cut(values: list, widths: list[int]) -> list[list]:
+    """`values` cut into consecutive pieces of `widths`: carries laid side by side."""
+    out, at = [], 0
+    for n in widths:
+        out.append(values[at:at + n])
+        at += n
+    return out
+
+
+class Accumulators:
+    """The carries of all of a kernel's reductions (`Kernel.reductions`: one,
+    or siblings sharing the loop), side by side: one Accumulator each, their
+    registers and partial buffers concatenated in that order."""
+
+    def __init__(self, reds: tuple[Reduce, ...]):
+        self.each = [Accumulator(r) for r in reds]
+
+    @property
+    def one(self) -> Accumulator | None:
+        """The only accumulator, when there is one: the loops specialized per op use it."""
+        return self.each[0] if len(self.each) == 1 else None
+
+    @property
+    def types(self) -> list[ir.Type]:
+        return [t for a in self.each for t in a.types]
+
+    @property
+    def partial_dtypes(self) -> list[DType]:
+        return [d for a in self.each for d in a.partial_dtypes]
+
+    def split(self, carry: list[ir.Value]) -> list[list[ir.Value]]:
+        """The concatenated carry, cut into each accumulator's."""
+        return cut(carry, [len(a.partial_dtypes) for a in self.each])
+
+    def init(self, first_index: ir.Value) -> list[ir.Value]:
+        return [v for a in self.each for v in a.init(first_index)]
+
+    def convert(self, b: ir.IRBuilder, xs: list[ir.Value]) -> list[ir.Value]:
+        """Each reduction's element, in its accumulator dtype."""
+        return [a.convert(b, x, a.red.expr.dtype) for a, x in zip(self.each, xs)]
+
+    def update(self, b: ir.IRBuilder, carry: list[ir.Value], xs: list[ir.Value],
+               index: ir.Value | None = None) -> list[ir.Value]:
+        return [v for a, c, x in zip(self.each, self.split(carry), xs)
+                for v in a.update(b, c, x, index)]
+
+    def result(self, b: ir.IRBuilder, carry: list[ir.Value], e: Reduced) -> ir.Value:
+        return self.each[e.index].result(b, self.split(carry)[e.index], e)
 
     # partial buffers hold the carry in memory types
     def to_mem(self, b: ir.IRBuilder, v: ir.Value, d: DType) -> ir.Value:

@@ -21,7 +21,7 @@ from typing import Any
 from scheduler.backend import CompileInfo, PerObject
 from scheduler.dtypes import DType
 from scheduler.kernel_ir import Kernel, Launch, Load, Op, Reduced, pack_launch, postorder
-from scheduler.ops import REDUCTIONS, operand_error, part_error
+from scheduler.ops import REDUCTIONS, SIBLING_REDUCTIONS, operand_error, part_error
 
 from .codegen import SUPPORTED_OPS, CudaSource, generate
 from .launch import bind, plan_launch
@@ -151,10 +151,10 @@ class CUDABackend:
             compiled, _ = self.compile(kernel)
         src = compiled.src
         plan, a, s, packed = self._prepared(kernel, launch, src.packed)
-        if kernel.reduce is not None and plan.n_out and not plan.n_red \
-                and REDUCTIONS[kernel.reduce.op].identity is None:
-            raise ValueError(f"zero-size reduction with {kernel.reduce.op}, "
-                             f"which has no identity")
+        if plan.n_out and not plan.n_red:
+            for r in kernel.reductions:
+                if REDUCTIONS[r.op].identity is None:
+                    raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
         if plan.n_out == 0:
             return
         bufs: dict[tuple[str, int], Any] = {}
@@ -168,7 +168,8 @@ class CUDABackend:
             bufs[("out", i)] = y
         if kernel.reduce is not None:
             n = max(plan.partials, 1)
-            bufs[("pv", 0)] = cupy.empty(n, kernel.reduce.acc.np)
+            for i, r in enumerate(kernel.reductions):
+                bufs[("pv", i)] = cupy.empty(n, r.acc.np)
             second = second_partial(kernel.reduce.op, kernel.reduce.acc)
             # an unused `pi` (no second field) is never read or written: any pointer will do
             bufs[("pi", 0)] = bufs[("pv", 0)] if second is None else cupy.empty(n, second.np)
@@ -206,10 +207,16 @@ class CUDABackend:
 
 def _check(kernel: Kernel) -> tuple[bool, str]:
     """Whether every op of `kernel` has a CUDA lowering, and why not."""
-    red = kernel.reduce
-    if red is not None and red.op not in REDUCTIONS:
-        return False, f"no CUDA lowering for reduction {red.op!r}"
-    roots = ([red.expr] if red else []) + [o.expr for o in kernel.outputs]
+    red, reds = kernel.reduce, kernel.reductions
+    if red is None and kernel.siblings:
+        return False, "sibling reductions without Kernel.reduce"
+    for r in reds:
+        if r.op not in REDUCTIONS:
+            return False, f"no CUDA lowering for reduction {r.op!r}"
+        if kernel.siblings and r.op not in SIBLING_REDUCTIONS:
+            return False, f"reduction {r.op!r} cannot share a loop: siblings are " \
+                          f"{', '.join(sorted(SIBLING_REDUCTIONS))}"
+    roots = [r.expr for r in reds] + [o.expr for o in kernel.outputs]
     for e in postorder(roots):
         if isinstance(e, Op):
             if e.name not in SUPPORTED_OPS:
@@ -217,12 +224,11 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
             why = operand_error(e.name, [a.dtype for a in e.args])
             if why:
                 return False, why
-    if red is not None:
-        for e in postorder([red.expr]):
-            if isinstance(e, Load) and kernel.inputs[e.input].space != "full":
-                return False, f"reduction prologue reads out-space input {e.input}"
-            if isinstance(e, Reduced):
-                return False, "Reduced inside its own reduction"
+    for e in postorder([r.expr for r in reds]):
+        if isinstance(e, Load) and kernel.inputs[e.input].space != "full":
+            return False, f"reduction prologue reads out-space input {e.input}"
+        if isinstance(e, Reduced):
+            return False, "Reduced inside its own reduction"
     for o in kernel.outputs:
         if o.pos is not None and red is not None:
             return False, "stores at computed positions in a reduction kernel"
@@ -236,8 +242,11 @@ def _check(kernel: Kernel) -> tuple[bool, str]:
                 return False, f"output reads full-space input {e.input} after a reduction"
             if isinstance(e, Reduced) and red is None:
                 return False, "Reduced without a reduction"
-            if isinstance(e, Reduced) and part_error(red.op, e.part):
-                return False, part_error(red.op, e.part)
+            if isinstance(e, Reduced) and not 0 <= e.index < len(reds):
+                return False, f"Reduced index {e.index} out of range: the kernel has " \
+                              f"{len(reds)} reduction{'s' if len(reds) > 1 else ''}"
+            if isinstance(e, Reduced) and part_error(reds[e.index].op, e.part):
+                return False, part_error(reds[e.index].op, e.part)
     return True, "all ops lowered to CUDA C"
 
 

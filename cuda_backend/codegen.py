@@ -7,7 +7,9 @@ the test emulator bind arguments the same way):
     scalars                 `long long s<i>` (float slots: float64 bits)
     inputs                  `const T* __restrict__ in<i>` (none for iota)
     outputs                 `T* __restrict__ out<i>`
-    reductions only         partial buffers `pv` (and `pi` for argmax/argmin),
+    reductions only         partial buffers `pv` (and `pi` for argmax/argmin,
+                            logsumexp), then `pv1`, `pv2`, ... for sibling
+                            reductions (each in its accumulator dtype),
                             `int mode`, `long long nparts`
 
 Sizes travel as by-value parameters (no device copy per launch, and they
@@ -32,7 +34,7 @@ from scheduler.kernel_ir import (Cast, Expr, Gather, Kernel, Load, Op, Reduced, 
 from scheduler.ops import ELEMENTWISE, op_compute_dtype
 
 from .prelude import PRELUDE
-from .reduce import Reduction, second_partial
+from .reduce import Reduction, partial_name, second_partial
 
 MAX_BY_VALUE = 400
 CTYPE = {"bool": "bool", "int32": "int", "int64": "i64", "float32": "float", "float64": "double"}
@@ -147,7 +149,8 @@ class _Gen:
                for i, inp in enumerate(k.inputs) if not inp.iota]
         ps += [Param("out", i, f"{mtype(o.dtype)}* __restrict__") for i, o in enumerate(k.outputs)]
         if k.reduce is not None:
-            ps.append(Param("pv", 0, f"{mtype(k.reduce.acc)}* __restrict__"))
+            ps += [Param("pv", i, f"{mtype(r.acc)}* __restrict__")
+                   for i, r in enumerate(k.reductions)]
             second = second_partial(k.reduce.op, k.reduce.acc)
             if second is not None:
                 ps.append(Param("pi", 0, f"{mtype(second)}* __restrict__"))
@@ -157,7 +160,7 @@ class _Gen:
     @staticmethod
     def param_name(p: Param) -> str:
         return {"arg": f"a{p.index}", "scalar": f"s{p.index}", "in": f"in{p.index}",
-                "out": f"out{p.index}"}.get(p.kind, p.kind)
+                "out": f"out{p.index}", "pv": partial_name(p.index)}.get(p.kind, p.kind)
 
     # -- index arithmetic --------------------------------------------------------------
     def unravel(self, flat: str, lo: int, hi: int, stem: str, ind: int) -> list[str]:
@@ -320,7 +323,7 @@ class _Gen:
         plist = ",\n    ".join(f"{p.ctype} {self.param_name(p)}" for p in params)
         name = function_name(k)
         text = (f"{PRELUDE}\n/* {name}: {k.ndim} axes, {k.n_reduce} reduced"
-                f"{', ' + k.reduce.op if k.reduce else ''} */\n"
+                f"{''.join(', ' + r.op for r in k.reductions)} */\n"
                 f"extern \"C\" __global__ void {name}(\n    {plist}) {{\n"
                 + "\n".join(self.lines) + "\n}\n")
         return CudaSource(name, text, tuple(params), k.reduce is not None, self.packed)

@@ -22,6 +22,16 @@ split the reduce range and combine through shared memory; with nparts > 1
 they write partials that mode 3 finalizes).
 Every `__syncthreads` and shuffle is reached by the whole block or warp
 (loop bounds are uniform), which the host emulation checks.
+
+Sibling reductions (`Kernel.siblings`, ops.SIBLING_REDUCTIONS only) share
+the loop: St is then `{v0, v1, ...}`, one value per reduction in its own
+accumulator dtype and no index (no sibling needs one), so every strategy
+above reads each element once for all of them. `comb` folds each field by
+its op's rule, which keeps the pair associative and commutative; partials
+go to one buffer per reduction (`pv`, `pv1`, ...) and `fin` hands each
+`Reduced` its field by `index`. A kernel with one reduction keeps the
+`{v, i}` form and its source text, so compiled images cached on disk stay
+valid.
 """
 from __future__ import annotations
 
@@ -29,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.dtypes import DType, int64
 from scheduler.kernel_ir import Load, Reduced, Scalar, postorder
+from scheduler.ops import SIBLING_REDUCTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .codegen import _Gen
@@ -63,16 +74,24 @@ def second_partial(op: str, acc: DType) -> DType | None:
     return acc if op == "logsumexp" else None
 
 
+def fold(op: str, d: DType, x: str, y: str) -> str:
+    """`op`'s combine of two values `x`, `y` in accumulator dtype `d`, as C: the
+    rule of every reduction whose state is one value (ops.SIBLING_REDUCTIONS)."""
+    if op in ("sum", "prod"):
+        return f"lz_{'add' if op == 'sum' else 'mul'}({x}, {y})"
+    if op in ("any", "all"):
+        return f"{x} {'||' if op == 'any' else '&&'} {y}"
+    if op in ("max", "min"):
+        return f"lz_{op}({x}, {y})"
+    if op in ("nanmax", "nanmin"):  # no NaN in bool and integers: max, min
+        return f"lz_{'f' if d.is_float else ''}{op[3:]}({x}, {y})"
+    raise ValueError(f"{op} keeps more than one value")
+
+
 def combine(op: str, d: DType) -> list[str]:
     """Body of `comb(St a, St b) -> St` for `op` in accumulator dtype `d`."""
-    if op in ("sum", "prod"):
-        return [f"return St{{lz_{'add' if op == 'sum' else 'mul'}(a.v, b.v), 0}};"]
-    if op in ("any", "all"):
-        return [f"return St{{a.v {'||' if op == 'any' else '&&'} b.v, 0}};"]
-    if op in ("max", "min"):
-        return [f"return St{{lz_{op}(a.v, b.v), 0}};"]
-    if op in ("nanmax", "nanmin"):  # no NaN in bool and integers: max, min
-        return [f"return St{{lz_{'f' if d.is_float else ''}{op[3:]}(a.v, b.v), 0}};"]
+    if op in SIBLING_REDUCTIONS:
+        return [f"return St{{{fold(op, d, 'a.v', 'b.v')}, 0}};"]
     if op == "logsumexp":
         from .codegen import ctype
         t = ctype(d)
@@ -92,30 +111,75 @@ def combine(op: str, d: DType) -> list[str]:
             "return b.i < a.i ? b : a;"]
 
 
+def partial_name(i: int) -> str:
+    """Partial buffer of reduction `i` of `Kernel.reductions`: `pv`, then `pv1`, ..."""
+    return f"pv{i or ''}"
+
+
 COL_BLOCK = 256  # most threads per block in the column-tile strategy (its shared tile)
 
 
 class Reduction:
+    """A reduction kernel's body: one reduction, state `{v, i}`, or siblings
+    over the same domain, state `{v0, v1, ...}` (the module docstring)."""
+
     def __init__(self, gen: "_Gen"):
         self.g = gen
         self.k = gen.k
         self.red = gen.k.reduce
+        self.reds = gen.k.reductions
+        self.multi = bool(gen.k.siblings)
+        self.fields = [f"v{n}" for n in range(len(self.reds))] if self.multi else ["v", "i"]
+
+    def state(self) -> None:
+        """`St`, its identity `ident` and its combine `comb`."""
+        from .codegen import ctype
+        e, red = self.g.emit, self.red
+        if self.multi:
+            e("struct St { " + " ".join(f"{ctype(r.acc)} v{n};" for n, r in enumerate(self.reds))
+              + " };", 1)
+            e("const St ident = {" + ", ".join(identity(r.op, r.acc) for r in self.reds) + "};", 1)
+            e("auto comb = [](St a, St b) -> St {", 1)
+            e("return St{" + ", ".join(fold(r.op, r.acc, f"a.v{n}", f"b.v{n}")
+                                       for n, r in enumerate(self.reds)) + "};", 2)
+            e("};", 1)
+            return
+        is_lse = red.op == "logsumexp"
+        e(f"struct St {{ {ctype(red.acc)} v; {ctype(red.acc) if is_lse else 'i64'} i; }};", 1)
+        e(f"const St ident = {{{identity(red.op, red.acc)}, {'0' if is_lse else '-1'}}};", 1)
+        e("auto comb = [](St a, St b) -> St {", 1)
+        for line in combine(red.op, red.acc):
+            e(line, 2)
+        e("};", 1)
+
+    def stores(self, at: str) -> str:
+        """Statements writing `st` to the partial buffers at element `at`."""
+        from .codegen import mtype
+        text = "".join(f"{partial_name(n)}[{at}] = ({mtype(r.acc)})st.{self.fields[n]}; "
+                       for n, r in enumerate(self.reds))
+        return text + (f"pi[{at}] = st.i; " if self.second else "")
+
+    def loaded(self, at: str) -> str:
+        """The state read back from the partial buffers at element `at`."""
+        vals = [f"({partial_name(n)}[{at}] != 0)" if r.acc.is_bool else f"{partial_name(n)}[{at}]"
+                for n, r in enumerate(self.reds)]
+        if not self.multi:
+            vals.append(f"pi[{at}]" if self.second else "0")
+        return f"St{{{', '.join(vals)}}}"
+
+    @property
+    def second(self) -> bool:
+        return second_partial(self.red.op, self.red.acc) is not None
 
     def emit(self) -> None:
         g, k, red = self.g, self.k, self.red
-        from .codegen import cast, ctype, mtype
+        from .codegen import cast, ctype
         acc, is_arg, is_lse = red.acc, red.op in ("argmax", "argmin"), red.op == "logsumexp"
-        second = second_partial(red.op, acc)
         e = g.emit
         g.header()
         red_n = " * ".join(f"n{d}" for d in range(k.n_out, k.ndim)) or "1"
         e(f"const u64 n_red = (u64)({red_n});", 1)
-        e(f"struct St {{ {ctype(acc)} v; {ctype(acc) if is_lse else 'i64'} i; }};", 1)
-        e(f"const St ident = {{{identity(red.op, acc)}, {'0' if is_lse else '-1'}}};", 1)
-        e("auto comb = [](St a, St b) -> St {", 1)
-        for line in combine(red.op, acc):
-            e(line, 2)
-        e("};", 1)
+        self.state()
         # full-space inputs: per-output base positions, then the element
         full = [i for i, inp in enumerate(k.inputs) if inp.space == "full"]
         nb = max(len(full), 1)
@@ -144,18 +208,22 @@ class Reduction:
             if isinstance(x, Scalar):
                 return g.scalar_leaf(x)
             raise TypeError(f"{x} is not allowed in a reduction prologue")
-        vals = g.evaluate([red.expr], leaf, 2)
-        x = cast(vals[id(red.expr)], red.expr.dtype, acc)
-        if is_lse:  # the element is the pair (x, 1), or (-inf, 0)
-            e(f"const {ctype(acc)} xv = {x};", 2)
+        vals = g.evaluate([r.expr for r in self.reds], leaf, 2)  # siblings share subexpressions
+        xs = [cast(vals[id(r.expr)], r.expr.dtype, r.acc) for r in self.reds]
+        if self.multi:
+            for n, (r, x) in enumerate(zip(self.reds, xs)):
+                e(f"st.v{n} = {fold(r.op, r.acc, f'st.v{n}', x)};", 2)
+        elif is_lse:  # the element is the pair (x, 1), or (-inf, 0)
+            e(f"const {ctype(acc)} xv = {xs[0]};", 2)
             e(f"st = comb(st, St{{xv, xv == {identity('max', acc)} ? 0 : 1}});", 2)
         else:
-            e(f"st = comb(st, St{{{x}, {'(i64)r' if is_arg else '0'}}});", 2)
+            e(f"st = comb(st, St{{{xs[0]}, {'(i64)r' if is_arg else '0'}}});", 2)
         e("};", 1)
         # combine across a warp, then across the block through shared memory
         e("auto warp_comb = [&](St st) -> St {", 1)
         e("for (int d = 16; d > 0; d >>= 1) {", 2)
-        e("St o; o.v = lz_shfl(st.v, d); o.i = lz_shfl(st.i, d); st = comb(st, o);", 3)
+        moves = " ".join(f"o.{f} = lz_shfl(st.{f}, d);" for f in self.fields)
+        e(f"St o; {moves} st = comb(st, o);", 3)
         e("}", 2)
         e("return st;", 2)
         e("};", 1)
@@ -184,7 +252,8 @@ class Reduction:
         names = {}
         for n, x in enumerate(reads):
             names[x] = f"red{n}"
-            value, dtype = values[x.part]
+            value, dtype = (f"st.v{x.index}", self.reds[x.index].acc) if self.multi \
+                else values[x.part]
             e(f"const {ctype(x.dtype)} red{n} = {cast(value, dtype, x.dtype)};", 2)
         g.out_space(g.unravel("o", 0, k.n_out, "o", 2), 2, reduced=names)
         e("};", 1)
@@ -221,8 +290,7 @@ class Reduction:
         e("bases(o, b); St st = ident;", 3)
         strided(e, "lo + threadIdx.x", "hi", "blockDim.x", 3, not is_arg)
         e("st = block_comb(st);", 3)
-        e(f"if (threadIdx.x == 0) {{ pv[w] = ({mtype(acc)})st.v; "
-          f"{'pi[w] = st.i; ' if second else ''}}}", 3)
+        e(f"if (threadIdx.x == 0) {{ {self.stores('w')}}}", 3)
         e("}", 2)
         e("} else if (mode == 5) {  /* column tiles: lanes take 32 neighbouring outputs */", 1)
         e("const unsigned lane = threadIdx.x & 31u, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;", 2)
@@ -239,8 +307,7 @@ class Reduction:
         e("__syncthreads();", 3)
         e("if (wid == 0) {", 3)
         e("for (unsigned k = 1; k < nw; ++k) st = comb(st, colsh[k * 32 + lane]);", 4)
-        e(f"if (o < n_out) {{ if (P == 1) fin(o, st); else {{ pv[o * P + p] = ({mtype(acc)})st.v; "
-          f"{'pi[o * P + p] = st.i; ' if second else ''}}} }}", 4)
+        e(f"if (o < n_out) {{ if (P == 1) fin(o, st); else {{ {self.stores('o * P + p')}}} }}", 4)
         e("}", 3)
         e("__syncthreads();", 3)
         e("}", 2)
@@ -248,10 +315,8 @@ class Reduction:
         e("const u64 P = (u64)nparts;", 2)
         e("for (u64 o = blockIdx.x; o < n_out; o += gridDim.x) {", 2)
         e("St st = ident;", 3)
-        load_v = "(pv[o * P + p] != 0)" if acc.is_bool else "pv[o * P + p]"
-        load_i = "pi[o * P + p]" if second else "0"
         e(f"for (u64 p = threadIdx.x; p < P; p += blockDim.x) "
-          f"st = comb(st, St{{{load_v}, {load_i}}});", 3)
+          f"st = comb(st, {self.loaded('o * P + p')});", 3)
         e("st = block_comb(st);", 3)
         e("if (threadIdx.x == 0) fin(o, st);", 3)
         e("}", 2)

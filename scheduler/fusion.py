@@ -11,6 +11,8 @@ break has a reason, which `lazy.explain` shows and docs/fusion.md lists:
   copy, and cumsum/cumprod as NumPy's (CuPy's); what they read must be in
   memory;
 - "one reduction per kernel": a reduction feeding another reduction;
+- "reductions over different domains", "{op} shares no loop", "reduction
+  cap": why a reduction cannot run beside another in one loop (below);
 - "reduction read through a view": a consumer reads a reduction's result
   broadcast or permuted, which needs the whole result first;
 - "reduction parts": a reduction that writes several parts of its
@@ -41,6 +43,13 @@ becomes an extra output of that kernel, written where it is computed
 X[:, 1]**3` is one kernel that writes both X and y (with `randn(n, 2)` in
 place of `exp(A)`, the random rule above applies first).
 
+Reductions over the same domain (input shape and reduced axes) run in one
+loop as siblings (`Kernel.siblings`) when neither feeds the other: read by
+one epilogue (`x.sum(1) / (x > 0).sum(1)`), or each written
+(`lo, hi = x.min(), x.max()`) when they read a common source and the
+kernel runs before everything that reads the new one. Only the
+SIBLING_REDUCTIONS, at most MAX_REDUCTIONS in a kernel.
+
 Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
 
@@ -59,10 +68,12 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .ops import EXTERN_OPS, RANDOM_OPS
+from .ops import EXTERN_OPS, RANDOM_OPS, SIBLING_REDUCTIONS
 from .view import Path, View, extend
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
+MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
+SIBLING_WALK = 512  # most readers followed to check a sibling's kernel order
 RECOMPUTE_NODES = 8  # most pending nodes a value is recomputed from, in each reader
 # Ops cheap enough to compute again in each reader: one or two vector
 # instructions. Not exp and the like: `t = exp(x); t.sum(); t.max()` of 16.8M
@@ -81,6 +92,7 @@ class Group:
     kind: str = "elementwise"    # "elementwise", "reduce", "scatter" or "extern"
     members: list[Buffer] = field(default_factory=list)  # inlined, root included
     reduce: Buffer | None = None
+    siblings: list[Buffer] = field(default_factory=list)  # more reductions in its loop
     side: dict[int, str] = field(default_factory=dict)   # reduce kernels: "full" or "out"
     trivial: bool = True         # every member is read in storage order (epilogue-ready)
     extra: list[Buffer] = field(default_factory=list)  # requested members, also written
@@ -165,16 +177,17 @@ def can_fuse(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) ->
     if group.ops + len(paths) > config.max_kernel_ops:
         return "kernel op cap"
     if buf.node.op == "reduce":
-        if group.kind == "reduce":
+        if group.kind == "reduce" and any(u.node.op == "reduce" or group.side[id(u)] == "full"
+                                          for u, _, _ in users):
             return "one reduction per kernel"
         if len(buf.node.arg) > 2:
             return "reduction parts"
         if group.kind == "scatter" or not group.trivial or \
                 not all(is_trivial(v, buf) for _, v, _ in users):
             return "reduction read through a view"
-        return None
+        return sibling_error(buf, group) if group.kind == "reduce" else None
     if group.kind == "reduce":
-        sides = {"full" if u is group.reduce else group.side[id(u)] for u, _, _ in users}
+        sides = {"full" if u.node.op == "reduce" else group.side[id(u)] for u, _, _ in users}
         if len(sides) > 1:
             return "read before and after the reduction"
         if sides == {"out"} and not all(is_trivial(v, buf) for _, v, _ in users):
@@ -187,15 +200,90 @@ def join(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) -> Non
     group.ops += len(paths)
     group.members.append(buf)
     if buf.node.op == "reduce":
-        group.kind, group.reduce = "reduce", buf
-        for m in group.members[:-1]:
-            group.side[id(m)] = "out"
+        if group.kind == "reduce":
+            group.siblings.append(buf)
+        else:
+            group.kind, group.reduce = "reduce", buf
+            for m in group.members[:-1]:
+                group.side[id(m)] = "out"
         group.side[id(buf)] = "out"
     elif group.kind == "reduce":
-        group.side[id(buf)] = "full" if any(u is group.reduce for u, _, _ in users) \
+        group.side[id(buf)] = "full" if any(u.node.op == "reduce" for u, _, _ in users) \
             else group.side[id(users[0][0])]
     elif not all(is_trivial(v, buf) for _, v, _ in users):
         group.trivial = False
+
+
+def domain(red: Buffer) -> tuple:
+    """What a reduction loops over: its input's shape and the axes it reduces."""
+    return red.node.srcs[0][1].shape, tuple(sorted(red.node.arg[1]))
+
+
+def sibling_error(buf: Buffer, group: Group) -> str | None:
+    """None if reduction `buf` can share `group`'s reduction loop, else why not."""
+    for op in (buf.node.arg[0], group.reduce.node.arg[0]):
+        if op not in SIBLING_REDUCTIONS:
+            return f"{op} shares no loop"
+    if domain(buf) != domain(group.reduce):
+        return "reductions over different domains"
+    if len(group.siblings) + 1 >= MAX_REDUCTIONS:
+        return "reduction cap"
+    if group.ops + 1 > config.max_kernel_ops:
+        return "kernel op cap"
+    return None
+
+
+def sibling_group(buf: Buffer, users: dict, group_of: dict, copies: dict,
+                  groups: list[Group], created: dict[int, int]) -> Group | None:
+    """A reduction kernel already made that can compute reduction `buf` in its
+    loop and write it, or None.
+
+    It must share a source with `buf` (else one loop saves nothing), and
+    run before every kernel that reads `buf`, directly or not: kernels
+    made later in this walk run earlier."""
+    if len(buf.node.arg) > 2:
+        return None
+    mine = _sources(buf)
+    for g in reversed(groups):
+        if g.kind != "reduce" or g.core is not None or sibling_error(buf, g) is not None \
+                or not mine & _sources(g.reduce):
+            continue
+        if _runs_before_readers(buf, g, users, group_of, copies, created):
+            return g
+    return None
+
+
+def _sources(red: Buffer) -> set[int]:
+    """Ids of what a reduction reads: its input and the pending values and
+    buffers that is computed from (up to SIBLING_WALK of them; constants aside)."""
+    src = red.node.srcs[0][0]
+    found, stack = {id(src)}, [src]
+    while stack and len(found) < SIBLING_WALK:
+        b = stack.pop()
+        if not b.pending:
+            continue
+        for s, _ in b.node.srcs:
+            if id(s) not in found and not (s.pending and is_free(s)):
+                found.add(id(s))
+                stack.append(s)
+    return found
+
+
+def _runs_before_readers(buf: Buffer, g: Group, users: dict, group_of: dict, copies: dict,
+                         created: dict[int, int]) -> bool:
+    """Does kernel `g` run before every kernel that reads `buf`, transitively?"""
+    seen, stack = {id(buf)}, [buf]
+    while stack:
+        for u, _, _ in users.get(id(stack.pop()), []):
+            if id(u) in seen:
+                continue
+            seen.add(id(u))
+            found = groups_of(u, group_of, copies)
+            if not found or any(k is g or created[id(k)] > created[id(g)] for k in found) \
+                    or len(seen) > SIBLING_WALK:
+                return False
+            stack.append(u)
+    return True
 
 
 def tiles(views: list[View], size: int) -> bool:
@@ -364,6 +452,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
     group_of: dict[int, Group] = {}
     copies: dict[int, list[Group]] = {}  # recomputed nodes -> the kernels computing them
     groups: list[Group] = []
+    created: dict[int, int] = {}  # group id -> its place in `groups` (later runs earlier)
     for buf in reversed(order):
         if id(buf) in copies:
             continue  # recomputed with a reader (`recompute`)
@@ -391,6 +480,13 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
                 group_of[id(buf)] = group
                 continue
         op = buf.node.op
+        if op == "reduce":  # written, but maybe by a reduction loop made already
+            group = sibling_group(buf, users, group_of, copies, groups, created)
+            if group is not None:
+                join(buf, group, readers, start_paths(buf))
+                group.extra.append(buf)
+                group_of[id(buf)] = group
+                continue
         kind = "extern" if op in EXTERN_OPS else "scatter" if op == "scatter" else "elementwise"
         group = Group(root=buf, why=why, kind=kind)
         if group.kind != "extern":
@@ -400,6 +496,7 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
                 group.kind, group.reduce = "reduce", buf
                 group.side[id(buf)] = "out"
         group_of[id(buf)] = group
+        created[id(group)] = len(groups)
         groups.append(group)
     groups.reverse()
     for g in groups:

@@ -74,24 +74,24 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
             loaded[(i, space)] = pos if kernel.inputs[i].iota else inputs[i][pos]
         return loaded[(i, space)]
 
-    reduced: dict[str, np.ndarray] = {}  # by part
-    x = None
-    if kernel.reduce is not None:
-        r = kernel.reduce
+    reduced: dict[tuple[int, str], np.ndarray] = {}  # by (index, part)
+    xs = []  # each reduction's elements over the whole domain
 
-        def leaf_full(e: Expr):
-            if isinstance(e, Gather):
-                return inputs[e.input]
-            if isinstance(e, Load):
-                return load(e.input, "full")
-            if isinstance(e, Scalar):
-                return np.array(launch.scalars[e.slot], dtype=e.dtype.np)
-            raise ValueError(f"{e} is not allowed in a reduction prologue")
+    def leaf_full(e: Expr):
+        if isinstance(e, Gather):
+            return inputs[e.input]
+        if isinstance(e, Load):
+            return load(e.input, "full")
+        if isinstance(e, Scalar):
+            return np.array(launch.scalars[e.slot], dtype=e.dtype.np)
+        raise ValueError(f"{e} is not allowed in a reduction prologue")
 
-        x = _evaluate([r.expr], leaf_full)[id(r.expr)]
-        x = np.broadcast_to(x, shape)
-        if x.size == 0 and math.prod(out_shape) and REDUCTIONS[r.op].identity is None:
-            raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
+    if kernel.reductions:
+        values = _evaluate([r.expr for r in kernel.reductions], leaf_full)
+        for r in kernel.reductions:
+            xs.append(np.broadcast_to(values[id(r.expr)], shape))
+            if xs[-1].size == 0 and math.prod(out_shape) and REDUCTIONS[r.op].identity is None:
+                raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
 
     def leaf_out(e: Expr):
         if isinstance(e, Gather):
@@ -101,10 +101,11 @@ def run(kernel: Kernel, launch: Launch, inputs: list[np.ndarray | None],
         if isinstance(e, Scalar):
             return np.array(launch.scalars[e.slot], dtype=e.dtype.np)
         if isinstance(e, Reduced):
-            if e.part not in reduced:
-                reduced[e.part] = np.asarray(_reduce(kernel.reduce.op, x, kernel.reduce.acc,
-                                                     out_shape, e.part))
-            return reduced[e.part]
+            key = (e.index, e.part)
+            if key not in reduced:
+                r = kernel.reductions[e.index]
+                reduced[key] = np.asarray(_reduce(r.op, xs[e.index], r.acc, out_shape, e.part))
+            return reduced[key]
         raise TypeError(e)
 
     roots = [o.expr for o in kernel.outputs] + [o.pos for o in kernel.outputs if o.pos is not None]

@@ -74,9 +74,11 @@ class Reduced:
 
     `part` "" is the result; another names a part of the accumulator that
     the op lists (ops.Reduction.parts: logsumexp's "max" and "log_sum"),
-    so one pass can give a softmax both."""
+    so one pass can give a softmax both. `index` picks the reduction in
+    `Kernel.reductions` (0: `Kernel.reduce`, then its siblings)."""
     dtype: DType
     part: str = ""
+    index: int = 0
 
 
 Expr = Union[Load, Scalar, Op, Cast, Gather, Reduced]
@@ -156,6 +158,14 @@ class Kernel:
     scalars: tuple[DType, ...]
     reduce: Reduce | None
     outputs: tuple[Output, ...]
+    # more reductions over the same domain, run in the same loop (`x.min()` and
+    # `x.max()` read x once); ops.SIBLING_REDUCTIONS only, none with parts
+    siblings: tuple[Reduce, ...] = ()
+
+    @property
+    def reductions(self) -> tuple[Reduce, ...]:
+        """Every reduction of the kernel; `Reduced.index` counts in it."""
+        return ((self.reduce,) if self.reduce is not None else ()) + self.siblings
 
     @property
     def n_out(self) -> int:
@@ -175,7 +185,7 @@ class Kernel:
         dataclass would).
         """
         roots = [o.expr for o in self.outputs] + [o.pos for o in self.outputs if o.pos is not None]
-        roots += [self.reduce.expr] if self.reduce else []
+        roots += [r.expr for r in self.reductions]
         order = postorder(roots)
         index = {id(e): n for n, e in enumerate(order)}
         lines = [f"{self.ndim} {self.n_reduce} {self.inputs!r} {self.scalars!r}"]
@@ -183,9 +193,10 @@ class Kernel:
             kids = [index[id(c)] for c in children(e)]
             tag = e.name if isinstance(e, Op) else getattr(e, "input", getattr(e, "slot",
                                                                            getattr(e, "part", "")))
+            if isinstance(e, Reduced) and e.index:
+                tag = f"{tag}#{e.index}"
             lines.append(f"{type(e).__name__} {tag} {e.dtype.name} {kids}")
-        if self.reduce:
-            r = self.reduce
+        for r in self.reductions:
             lines.append(f"reduce {r.op} {r.acc.name} {r.dtype.name} {index[id(r.expr)]}")
         lines += [f"out {o.dtype.name} {o.inner} {index[id(o.expr)]} "
                   f"{index[id(o.pos)] if o.pos is not None else '-'} {o.follows} {o.delta}"

@@ -55,6 +55,8 @@ class _Builder:
         self.params: list[tuple[int, Buffer]] = []
         self.memo: dict[tuple, Expr] = {}
         self.member_ids = {id(m) for m in group.members}
+        reductions = [group.reduce, *group.siblings] if group.reduce is not None else []
+        self.reduced = {id(r): n for n, r in enumerate(reductions)}  # -> Reduced.index
 
     def _input(self, buf: Buffer, space: str, path: Path | None, dtype: DType) -> Load:
         """Register a read of `buf` (path None: only at computed positions)."""
@@ -82,9 +84,8 @@ class _Builder:
         return Scalar(self.scalar_index[key], buf.dtype)
 
     def _leaf(self, buf: Buffer, path: Path, space: str) -> Expr | None:
-        g = self.group
-        if buf is g.reduce and space == "out":
-            return Reduced(buf.dtype)
+        if id(buf) in self.reduced and space == "out":
+            return Reduced(buf.dtype, index=self.reduced[id(buf)])
         if buf.pending and buf.node.op == "const":
             return self._scalar(buf.node.arg, buf.dtype)
         if buf.pending and buf.node.op == "param":
@@ -197,21 +198,23 @@ def lower(group: Group, name_index: int) -> Step:
             pos = b.build(pbuf, extend(start, pview), "full")
         out_views = [node.arg if node.arg is not None else View.contiguous(out_shape)]
     elif group.kind == "reduce":
-        red = group.reduce.node
-        op, axes = red.arg[:2]
-        src, src_view = red.srcs[0]
-        in_shape = src_view.shape
+        axes = group.reduce.node.arg[1]
+        in_shape = group.reduce.node.srcs[0][1].shape  # siblings share it and the axes
         out_axes = [d for d in range(len(in_shape)) if d not in axes]
         perm = out_axes + list(axes)
         cs = contiguous_strides(in_shape)
         domain = [in_shape[d] for d in perm]
         n_out = len(out_axes)
         first = View(tuple(domain), tuple(cs[d] for d in perm), 0)
-        prologue = b.build(src, extend((first,), src_view), "full")
-        r = REDUCTIONS[op]
-        reduce = Reduce(op, prologue, r.acc_dtype(src.dtype), red.dtype)
+        reduces = []
+        for red in (r.node for r in [group.reduce, *group.siblings]):
+            op, (src, src_view) = red.arg[0], red.srcs[0]
+            prologue = b.build(src, extend((first,), src_view), "full")
+            reduces.append(Reduce(op, prologue, REDUCTIONS[op].acc_dtype(src.dtype), red.dtype))
+        reduce = reduces[0]
     else:
         domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
+    siblings = tuple(reduces[1:]) if group.kind == "reduce" else ()
     space = "out" if reduce else "full"
     parts = root.node.arg[2] if root.node.op == "reduce" and len(root.node.arg) > 2 else ()
     if group.kind != "scatter":
@@ -228,8 +231,12 @@ def lower(group: Group, name_index: int) -> Step:
             out_views = [View.contiguous(out_shape)]
         specs = [(root.dtype, epilogue, pos, 0, None)]
     for n, buf in enumerate(group.extra, 1):  # each read of it, written where it is read
-        paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
-                       key=lambda p: p[0].offset)
+        if id(buf) in b.reduced:  # a sibling reduction: written whole, in storage order
+            paths = [(View.contiguous(out_shape),)]
+            b.build(buf, paths[0], space)
+        else:
+            paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
+                           key=lambda p: p[0].offset)
         lead = len(specs)
         for i, p in enumerate(paths):
             follow = (lead, p[0].offset - paths[0][0].offset) if i else None
@@ -270,7 +277,7 @@ def lower(group: Group, name_index: int) -> Step:
         outputs.append(Output(dtype, value, _inner(strides), at, follows, delta))
         out_launch.append(View(tuple(shape[:n_out]), tuple(strides), v.offset))
     kernel = Kernel(len(shape), len(shape) - n_out, tuple(inputs),
-                    tuple(d for d, _ in b.scalars), reduce, tuple(outputs))
+                    tuple(d for d, _ in b.scalars), reduce, tuple(outputs), siblings)
     launch = Launch(tuple(shape), launch_views, out_launch, [v for _, v in b.scalars])
     ops = _op_names(group)
     label = "_".join(dict.fromkeys(o.split("@")[0] for o in ops))

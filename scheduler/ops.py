@@ -292,7 +292,7 @@ class Reduction:
         (logsumexp's accumulator is the pair (running max, sum of exp(x - max)).)
         The result is rounded once at the end. A float32 sum along
         contiguous memory adds blocks of 1,024 elements in float32 first
-        (cpu_backend/reduce_loops.blocked_sum32): about as accurate as
+        (cpu_backend/row_loops.blocked_sum32): about as accurate as
         NumPy's pairwise float32 sum on ordinary data, with its bound of
         float32 rounding per block when values cancel.
         """
@@ -320,6 +320,12 @@ REDUCTIONS: dict[str, Reduction] = {r.name: r for r in [
     Reduction("logsumexp", logsumexp, float("-inf"), parts=("max", "log_sum")),
 ]}
 
+# Reductions that may share a loop with others over the same domain
+# (kernel_ir.Kernel.siblings: `x.min()` and `x.max()` read x once): one
+# carry each, updated element by element. Not argmax/argmin (an index beside
+# the value, with a blocked row loop of their own) nor logsumexp (a pair, its
+# parts written interleaved).
+SIBLING_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "nanmax", "nanmin", "any", "all"})
 
 # Scans: the running sum and product along axis `arg` (the node's), NumPy's
 # cumsum and cumprod. The kernel IR has no scan, so they run as extern kernels.

@@ -60,6 +60,7 @@ class _StepTemplate:
     root: Ref
     members: tuple[Ref, ...]
     reduce: Ref | None
+    siblings: tuple[Ref, ...]
     inputs: tuple[Ref | None, ...]
     base: Ref | None
     kernel: object
@@ -107,6 +108,7 @@ def _template(s: Step, index: dict[int, Ref]) -> _StepTemplate:
     return _StepTemplate(
         s.name, s.group.kind, s.group.why, ref(s.group.root),
         tuple(ref(m) for m in s.group.members), ref(s.group.reduce),
+        tuple(ref(r) for r in s.group.siblings),
         tuple(ref(b) for b in s.inputs), ref(s.base), s.kernel, s.launch, s.ops,
         tuple(ref(b) for b in s.group.extra), s.out_index,
         tuple((slot, ref(b)) for slot, b in s.params), core,
@@ -133,7 +135,8 @@ def _step(s: _StepTemplate, bufs: tuple[list[Buffer], list[Buffer]]) -> Step:
     root = buf(s.root)
     extra = [buf(e) for e in s.extra]
     group = Group(root=root, why=s.why, kind=s.kind,
-                  members=[buf(m) for m in s.members], reduce=buf(s.reduce), extra=extra)
+                  members=[buf(m) for m in s.members], reduce=buf(s.reduce),
+                  siblings=[buf(r) for r in s.siblings], extra=extra)
     params = tuple((slot, buf(r)) for slot, r in s.params)
     launch = s.launch
     if params:  # this graph's values for the run-time scalars

@@ -28,7 +28,7 @@ PRIOR_COMPILE_MS = 30.0  # until this process has compiled something itself
 
 def interpret_ms(kernel: Kernel, launch: Launch) -> float:
     """Estimated NumPy interpreter time of one run."""
-    roots = [o.expr for o in kernel.outputs] + ([kernel.reduce.expr] if kernel.reduce else [])
+    roots = [o.expr for o in kernel.outputs] + [r.expr for r in kernel.reductions]
     nodes = len(postorder(roots))
     return nodes * (NODE_US + math.prod(launch.shape) * ELEMENT_NODE_NS / 1e3) / 1e3
 

@@ -68,20 +68,23 @@ def test_errors_at_the_call():
 
 
 def test_one_sync_for_the_length_then_a_deferred_kernel():
-    """x is computed by a kernel; bincount syncs it once (its min and max)
-    and builds a node; the count runs at the next sync, logged as an extern
-    LLVM kernel, and what reads it fuses after it."""
+    """bincount syncs x's min and max once (one kernel: sibling reductions,
+    x computed inside it, not written) and builds a node; the count runs at
+    the next sync after x's kernel, logged as an extern LLVM kernel, and
+    what reads it fuses after it."""
     a = lazy.asarray(np.arange(50))
     x = (a * 7) % 11
     lazy.log.clear()
     counts = lnp.bincount(x, minlength=12)
     assert [s.cause for s in lazy.log.syncs] == ["implicit: bincount"]
+    assert [k.ops for k in lazy.log] == [tuple(f"{op}@test_counting.py:{line}" for op, line in
+                                         (("mul", 76), ("mod", 76), ("max", 78), ("min", 78)))]
     assert counts._buf.pending and counts.shape == (12,)
     y = counts * 2 + 1
     lazy.sync(y)
     last = [k for k in lazy.log if k.sync_id == lazy.log.syncs[-1].id]
-    assert [k.kernel.split("_")[0] for k in last] == ["bincount", "e1"]
-    assert last[0].backend == "llvm" and "a histogram per thread" in last[0].reason
+    assert [k.kernel.split("_")[0] for k in last] == ["e0", "bincount", "e2"]
+    assert last[1].backend == "llvm" and "a histogram per thread" in last[1].reason
     want = np.bincount((np.arange(50) * 7) % 11, minlength=12) * 2 + 1
     np.testing.assert_array_equal(y.numpy(), want)
     # PyTorch's name, and NumPy's function on a tensor: the same, never a fallback

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from dataclasses import replace
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -429,11 +430,25 @@ def test_supports_rejects_instead_of_crashing():
         "scalar": Kernel(1, 0, ins, (), None, (Output(float64, Scalar(3, float64)),)),
         "unknown": Kernel(1, 0, ins, (), None, (Output(float64, "not an expr"),)),
     }
+    # sibling reductions (Kernel.siblings)
+    x = (Input(float64),)
+    s, m = Reduce("sum", Load(0, float64), float64, float64), \
+        Reduce("max", Load(0, float64), float64, float64)
+    arg = Reduce("argmax", Load(0, float64), float64, int64)
+
+    def two(first, second, read=1):
+        return Kernel(2, 1, x, (), first, (Output(float64, Reduced(float64, index=read)),),
+                      (second,) if second else ())
+    bad["cannot share a loop"] = two(s, arg)
+    bad["without a reduction"] = replace(two(s, m), reduce=None, ndim=1, n_reduce=0)
+    bad["kernel has 2"] = two(s, m, read=2)
+    bad["own loop"] = two(s, replace(m, expr=Reduced(float64)))
     for word, k in bad.items():
         ok, why = BE.supports(k)
         assert not ok and word in why, (word, why)
     ok, why = BE.supports(Kernel(1, 0, ins, (), None, (Output(float64, f, pos=i),)))
     assert ok and "one thread" in why
+    assert BE.supports(two(s, m)) == (True, "all ops lowered")
 
 
 def test_structural_key_separates_gather_pos_indirect(tmp_path):

@@ -353,12 +353,13 @@ def test_large_reductions_use_every_strategy(cuda):
     rows = rng.integers(-3, 4, (64, 300)).astype(np.int64)
     many = rng.integers(-3, 4, (130, 40)).astype(np.int32)
     x, r, m = on_cuda(big), on_cuda(rows), on_cuda(many)
+    q = on_cuda(rows)  # a copy: a max of r beside r's sum would share its loop (siblings)
     lazy.log.clear()
     cases = [(x.sum(), np.asarray(big.sum()), [2, 3]),
              (x.argmin(), np.asarray(big.argmin()), [2, 3]),
              (r.sum(axis=1), rows.sum(axis=1), [0]),
              (r.sum(axis=0), rows.sum(axis=0), [5]),
-             (r.max(axis=1, keepdims=True), rows.max(axis=1, keepdims=True), [0]),
+             (q.max(axis=1, keepdims=True), rows.max(axis=1, keepdims=True), [0]),
              (m.sum(axis=1), many.sum(axis=1), [4]),
              (m[:, :20].min(axis=1), many[:, :20].min(axis=1), [1])]
     for t, _, modes in cases:
@@ -419,6 +420,45 @@ def test_softmax_reads_two_parts_of_one_reduction_on_cuda(cuda):
               f32_rtol=1e-6, f32_atol=1e-6)
     assert_ran_on_cuda(2)
     assert [r.kernel for r in records("cuda")] == ["r0_logsumexp", "e1_sub_exp"]
+
+
+# -- sibling reductions ----------------------------------------------------------------------
+def test_sibling_reductions_share_one_cuda_kernel(cuda):
+    """Reductions over one domain that read one source run in one loop on the device, as
+    on the CPU (docs/fusion.md): each group below is one CUDA kernel (its St holds a value
+    per reduction), under the strategy the launcher picks for its shape on the 2-SM
+    device, and gives NumPy's values and dtypes."""
+    rng = np.random.default_rng(9)
+    big = rng.standard_normal(20000).astype(np.float32)
+    rows = (rng.integers(-8, 9, (64, 300)) / 4).astype(np.float32)
+    rows[3] = 0  # no positive: the mean of the positives is 0 / 0
+    cols = (rng.integers(-8, 9, (1200, 5)) / 4).astype(np.float32)  # exact sums in any order
+    cols[::7, 2], cols[:, 4] = np.nan, np.nan  # nanmax skips NaN; NaN where all are
+    many = rng.integers(1, 10, (130, 40)).astype(np.int32)
+    many[::5, 3], many[::3, 7] = -1, 0
+    short = rng.standard_normal((130, 20))
+    x, r, c, m, s = map(on_cuda, (big, rows, cols, many, short))
+    lazy.log.clear()
+    with np.errstate(invalid="ignore"):
+        mean_pos = rows.sum(axis=1) / (rows > 0).sum(axis=1)
+    groups = [  # (tensors, NumPy's results, launch modes)
+        ((x.min(), x.max()), (big.min(), big.max()), [2, 3]),
+        ((r.sum(axis=1) / (r > 0).sum(axis=1),), (mean_pos,), [0]),
+        ((r.sum(axis=0), (r > 0).sum(axis=0)), (rows.sum(axis=0), (rows > 0).sum(axis=0)), [5]),
+        ((lnp.nanmax(c, axis=0), c.sum(axis=0)),
+         (np.fmax.reduce(cols, axis=0), cols.sum(axis=0)), [5, 3]),
+        (((m < 0).any(axis=1), (m != 0).all(axis=1)),
+         ((many < 0).any(axis=1), (many != 0).all(axis=1)), [4]),
+        ((s.min(axis=1), s.max(axis=1)), (short.min(axis=1), short.max(axis=1)), [1]),
+    ]
+    for ts, _, modes in groups:
+        [step] = plan([t._buf for t in ts]).steps
+        assert len(step.kernel.reductions) == 2, step.kernel.describe()
+        assert [c.mode for c in plan_launch(step.kernel, step.launch, fake_cupy.SMS).calls] \
+            == modes
+    check_all([(t, np.asarray(w)) for ts, ws, _ in groups for t, w in zip(ts, ws)])
+    assert_ran_on_cuda(len(groups))
+    assert [k.name for k in plan([x.min()._buf, x.max()._buf]).steps] == ["r0_min_max"]
 
 
 # -- matmul ----------------------------------------------------------------------------------

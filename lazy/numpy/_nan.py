@@ -127,8 +127,8 @@ def _arg_extreme(op: str, t: Tensor, axis: object, keepdims: bool) -> Tensor:
 def nanmean(a: object, axis: object = None, dtype: object = None, out: object = None,
             keepdims: bool = False, *, where: object = True) -> Tensor:
     """Mean of the elements that are not NaN (NaN where there are none).
-    The sum reads `x != x` and the count `x == x`: no node is shared, so
-    neither is written to memory, and each kernel reads only the data."""
+    The sum and the count are sibling reductions read by the division: one
+    kernel, one pass over the data (docs/fusion.md, rule 8)."""
     t = tensor(a)
     if not t.dtype.is_float:
         return mean(t, axis, dtype, out, keepdims, where=where)

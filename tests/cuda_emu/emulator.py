@@ -156,10 +156,11 @@ def run(kernel: Kernel, launch: Launch, inputs: list, outputs: list[np.ndarray],
     lib = lib or build([src])
     plan = plan_launch(kernel, launch, sms, mode=mode, block=block, max_grid=max_grid,
                        nparts=nparts)
-    if kernel.reduce is not None and plan.n_out and not plan.n_red:
+    if plan.n_out and not plan.n_red:
         from scheduler.ops import REDUCTIONS
-        if REDUCTIONS[kernel.reduce.op].identity is None:
-            raise ValueError(f"zero-size reduction with {kernel.reduce.op}, which has no identity")
+        for r in kernel.reductions:
+            if REDUCTIONS[r.op].identity is None:
+                raise ValueError(f"zero-size reduction with {r.op}, which has no identity")
     if plan.n_out == 0:
         return
     a, s = pack_launch(kernel, launch)
@@ -178,8 +179,9 @@ def run(kernel: Kernel, launch: Launch, inputs: list, outputs: list[np.ndarray],
             guarded[id(y)] = (raw, y, o, g[GUARD:])
         arrays[("out", i)] = guarded[id(y)][3]
     if kernel.reduce is not None:
+        for i, r in enumerate(kernel.reductions):
+            arrays[("pv", i)] = np.zeros(max(plan.partials, 1), _NP[mtype(r.acc)])
         acc = kernel.reduce.acc
-        arrays[("pv", 0)] = np.zeros(max(plan.partials, 1), _NP[mtype(acc)])
         second = second_partial(kernel.reduce.op, acc)
         arrays[("pi", 0)] = np.zeros(max(plan.partials, 1),
                                      second.np if second is not None else np.int64)
