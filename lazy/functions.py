@@ -110,6 +110,12 @@ argmax, argmin, any, all = (_reduction("argmax"), _reduction("argmin"), _reducti
                             _reduction("all"))
 
 
+def aminmax(x: object, *, dim: int | None = None, keepdim: bool = False
+            ) -> reductions.MinMax:
+    """PyTorch's aminmax: (min, max) over `dim`, read in one pass."""
+    return reductions.aminmax(_t(x), dim=dim, keepdim=keepdim)
+
+
 def cumsum(x: object, axis=None, dtype=None, *, dim=None):
     """Running sum along `axis` (or `dim`); None flattens, as NumPy's does."""
     return scan(_t(x), "cumsum", axis, dtype, dim=dim)

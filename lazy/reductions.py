@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -104,6 +105,20 @@ def _exact(axis: object) -> bool:
     valid entry (they raise on the general path), and a list is unhashable."""
     c = axis.__class__
     return axis is None or c is int or (c is tuple and all(a.__class__ is int for a in axis))
+
+
+class MinMax(NamedTuple):
+    """PyTorch's `torch.return_types.aminmax`: what `lazy.aminmax` returns."""
+    min: Tensor
+    max: Tensor
+
+
+def aminmax(t: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+    """PyTorch's aminmax: the min and the max over `dim` (None: all), which
+    run as sibling reductions, one pass over the data (docs/fusion.md)."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    return MinMax(reduce(t, "min", dim, keepdim), reduce(t, "max", dim, keepdim))
 
 
 def total(t: Tensor, op: str, axis=None, keepdims: bool = False, *, dim=None,

@@ -512,6 +512,9 @@ class Tensor(ArrayProtocols):
     argmax, argmin = methods.reduction("argmax"), methods.reduction("argmin")
     any, all = methods.with_options("any"), methods.with_options("all")
 
+    def aminmax(self, *, dim=None, keepdim=False) -> "reductions.MinMax":
+        return reductions.aminmax(self, dim=dim, keepdim=keepdim)
+
     def mean(self, axis=None, *second, keepdims=False, dim=None, keepdim=False, dtype=None,
              out=None, where=True):
         keepdims, dtype = reductions.keepdims_or_dtype(second, keepdims, dtype)

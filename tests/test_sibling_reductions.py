@@ -238,6 +238,26 @@ def test_random_sibling_sets_match_numpy(shape, ops, dtype, data):
                                    err_msg=o)
 
 
+def test_aminmax_is_pytorchs_and_reads_the_data_once():
+    a = np.random.default_rng(10).standard_normal((6, 7, 8)).astype(np.float32)
+    x = lazy.asarray(a)
+    for dim, keepdim in ((None, False), (None, True), (1, False), (-1, True)):
+        r = lazy.aminmax(x, dim=dim, keepdim=keepdim)
+        assert r._fields == ("min", "max")
+        assert len(synced(*r)) == 1
+        axis = None if dim is None else dim
+        want = a.min(axis, keepdims=keepdim), a.max(axis, keepdims=keepdim)
+        for got, w in zip(r, want):
+            assert got.shape == w.shape and got.dtype == "float32"
+            np.testing.assert_array_equal(got.numpy(), w)
+    lo, hi = x.aminmax(dim=0)
+    np.testing.assert_array_equal(hi.numpy(), a.max(0))
+    with pytest.raises(TypeError, match="'dim' must be int, not tuple"):
+        lazy.aminmax(x, dim=(0, 1))
+    with pytest.raises(ValueError, match="identity"):
+        lazy.aminmax(lazy.asarray(np.zeros(0)))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_nan_anywhere_in_a_row_is_the_max_and_the_min(dtype):
     """The blocked row max/min (one reduction, and a max and a min sharing
