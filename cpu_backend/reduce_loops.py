@@ -26,8 +26,8 @@ from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride
                     _strides, blocked_arg, inner_hint)
 from .lowering import I64, cast, const
 from .reduction import cut
-from .row_loops import (blocked_lse, blocked_sum32, compensated_sum, nan_extreme, neumaier,
-                        sibling_row, strided_sum)
+from .row_loops import (blocked_lse, blocked_sum32, compensated_sum, count_row, nan_extreme,
+                        neumaier, sibling_row, strided_sum)
 
 MAX_TILE = 4096  # outputs per tile: float64 accumulators fill 32 KB of stack (per type)
 SUM_ROWS = 16     # float32 column sums (tiled order): reduce steps summed in float32 per flush
@@ -154,10 +154,13 @@ class ReductionLoops:
             return rflat, {i: _row_loc(g, i, _row_base(g, opos[i], idx, col, r_st[i]))
                            for i in full}
 
-        def xs_at(state, jr, tag) -> list[ir.Value]:  # each reduction's element, as it is
+        def xs_at(state, jr, tag, counts=False) -> list[ir.Value]:
+            """Each reduction's element as it is (with `counts`: the bool a count counts)."""
             pos = {i: _at(g, state[1][i], jr, pick(n, tag)) for n, i in enumerate(full)}
-            vals = g.evaluate([r.expr for r in reds], _leaf(g, pos, dict(cache)))
-            return [vals[id(r.expr)] for r in reds]
+            roots = [a.counted if counts and a.counted is not None else a.red.expr
+                     for a in acc.each]
+            vals = g.evaluate(roots, _leaf(g, pos, dict(cache)))
+            return [vals[id(e)] for e in roots]
 
         def x_at(state, jr, tag, dtype=None):  # the only reduction's, in `dtype` or its acc's
             return cast(b, xs_at(state, jr, tag)[0], reds[0].expr.dtype, dtype or one.acc)
@@ -176,7 +179,15 @@ class ReductionLoops:
             return nan_extreme(g, one.op, lambda j: x_at(state, j, tag), cnt, carry)
 
         def sibling_rows(state, cnt, carry, tag):
-            return sibling_row(g, acc, lambda j: xs_at(state, j, tag), cnt, carry, hint(tag))
+            return sibling_row(g, acc, lambda j: xs_at(state, j, tag, counts=True), cnt, carry,
+                               hint(tag))
+
+        def count_rows(state, cnt, carry, tag):
+            if hint(tag) == "scalar":  # a runtime stride: no vector lanes to widen
+                return g.counted_loop(_ZERO, cnt, carry,
+                                      lambda j, c: relem(state, j, c, tag), "scalar")
+            return count_row(g, lambda j: xs_at(state, j, tag, counts=True)[0], cnt, carry,
+                             hint(tag))
 
         def unit_rows(state, tag) -> list[ir.Value]:  # rows read at stride 1, by pointer
             return [state[1][i].p for n, i in enumerate(full) if isinstance(state[1][i], Ptr)
@@ -200,7 +211,8 @@ class ReductionLoops:
             float_sum = one.op == "sum" and one.acc.is_float
             row = arg_row if one.is_arg else lse_row if one.is_lse else \
                 sum_row if float_sum else \
-                nan_row if one.op in ("nanmax", "nanmin") and one.acc.is_float else None
+                nan_row if one.op in ("nanmax", "nanmin") and one.acc.is_float else \
+                count_rows if one.counted is not None else None
         return g.loop_range(rs, g.ctl["rend"], g.shape(self.nout, self.nd), acc.init(rs), rrow,
                             relem, versions, check, row, hint)
 

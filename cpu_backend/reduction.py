@@ -27,7 +27,7 @@ from typing import Callable
 from llvmlite import ir
 
 from scheduler.dtypes import DType, float32, int64
-from scheduler.kernel_ir import Reduce, Reduced
+from scheduler.kernel_ir import Cast, Expr, Reduce, Reduced
 
 from .lowering import I1, cast, const, intrinsic, mem_type, reg_type
 from .vmath import exp, log
@@ -61,6 +61,18 @@ def exp_nonpositive32(b: ir.IRBuilder, d: ir.Value) -> ir.Value:
     return b.fmul(p, b.bitcast(bits, t))
 
 
+def _counted(red: Reduce) -> Expr | None:
+    """The bool expression an integer sum counts (`(x > 0).sum()`, or a cast
+    of one: nanmean's count), else None: its rows add int32 lanes per block
+    (row_loops.count_row)."""
+    e = red.expr
+    if red.op != "sum" or not red.acc.is_int:
+        return None
+    if isinstance(e, Cast) and e.dtype.is_int:
+        e = e.x
+    return e if e.dtype.is_bool else None
+
+
 def _extreme(d: DType, high: bool) -> ir.Constant:
     """Identity of max (high=False gives the lowest value) or min."""
     if d.is_float:
@@ -80,6 +92,8 @@ class Accumulator:
         self.acc = red.acc
         self.is_arg = red.op in ("argmax", "argmin")
         self.is_lse = red.op == "logsumexp"
+        self.counted = _counted(red)
+
 
     @property
     def types(self) -> list[ir.Type]:

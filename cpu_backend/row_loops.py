@@ -70,6 +70,22 @@ def nan_extreme(g: _Gen, op: str, x_at, cnt: ir.Value, carry: list[ir.Value]
     return [nan_fold(b, op, carry[0], found)]
 
 
+def count_row(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value], hint: str | None
+              ) -> list[ir.Value]:
+    """An integer count of true values (x_at(j) a bool) over one row: each
+    block's count in int32 lanes, 16 to a vector where int64 gives 8, added
+    to the int64 carry once per block."""
+    b = g.b
+    i32 = ir.IntType(32)
+
+    def block(jb, je, c):
+        n = g.counted_loop(jb, je, [ir.Constant(i32, 0)],
+                           lambda j, bc: [b.add(bc[0], b.zext(x_at(j), i32))], hint)[0]
+        return [b.add(c[0], b.zext(n, c[0].type))]
+
+    return over_blocks(g, cnt, SUM_BLOCK, carry, block)
+
+
 def nan_start(op: str, ty: ir.Type) -> list[ir.Value]:
     """nan_extreme's carry before the first element: the fill, and nothing seen."""
     return [ir.Constant(ty, float("-inf") if op == "nanmax" else float("inf")),
@@ -102,7 +118,7 @@ class _Sibling:
     def __init__(self, acc, leader: int | None):
         self.acc, self.leader = acc, leader  # leader: an earlier extreme of the same values
         op, d = acc.op, acc.acc
-        self.kind = "plain" if not d.is_float else \
+        self.kind = ("count" if acc.counted is not None else "plain") if not d.is_float else \
             ("sum32" if acc.red.expr.dtype == float32 and d == float64 else "sum") \
             if op == "sum" else \
             "nan" if op in ("nanmax", "nanmin") else "extreme" if op in ("max", "min") \
@@ -115,6 +131,8 @@ class _Sibling:
         k, a = self.kind, self.acc
         if k in ("sum", "sum32"):
             return [const(float32 if k == "sum32" else a.acc, 0.0)]
+        if k == "count":
+            return [ir.Constant(ir.IntType(32), 0)]
         if k == "nan":
             return nan_start(a.op, row[0].type)
         if k == "extreme":
@@ -125,6 +143,8 @@ class _Sibling:
         k, a = self.kind, self.acc
         if k == "sum32":  # float32 lanes, as blocked_sum32
             return [_fadd(b, c[0], x)]
+        if k == "count":  # x is the counted bool: int32 lanes, as count_row
+            return [b.add(c[0], b.zext(x, c[0].type))]
         x = a.convert(b, x, a.red.expr.dtype)
         if k == "sum":
             return [_fadd(b, c[0], x)]
@@ -141,6 +161,8 @@ class _Sibling:
             return neumaier(b, row, f[0])
         if k == "sum32":
             return [b.fadd(row[0], b.fpext(f[0], ir.DoubleType()))]
+        if k == "count":
+            return [b.add(row[0], b.zext(f[0], row[0].type))]
         if k == "nan":
             return [nan_fold(b, a.op, row[0], f)]
         if k == "extreme":
@@ -155,12 +177,14 @@ class _Sibling:
 def sibling_row(g: _Gen, acc, xs_at, cnt: ir.Value, carry: list[ir.Value],
                 hint: str | None) -> list[ir.Value]:
     """Every reduction of a kernel of siblings over one row, in one loop,
-    SUM_BLOCK64 elements at a time (xs_at(j): each one's element as it is).
+    SUM_BLOCK64 elements at a time (xs_at(j): each one's element as it is,
+    or for a count the bool it counts).
 
     Each keeps the form its own row loop gives it, so a kernel of siblings
     is as accurate as a kernel each: a float sum adds a block in lanes and
     joins the row by Neumaier's addition (float32 data: float32 lanes, the
-    block added in float64, as blocked_sum32), a float nanmax/nanmin reads
+    block added in float64, as blocked_sum32), a count adds int32 lanes
+    (count_row), a float nanmax/nanmin reads
     NaN as the fill beside a "seen" maxnum (nan_extreme), a float max/min
     takes a block's extreme by compare-and-select beside an "is NaN" or
     (Accumulator.block_step, argmax's blocks), and the others update the

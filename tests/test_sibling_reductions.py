@@ -277,3 +277,21 @@ def test_a_nan_anywhere_in_a_row_is_the_max_and_the_min(dtype):
         np.testing.assert_array_equal(got[0].numpy(), a.max(1))
         np.testing.assert_array_equal(got[1].numpy(), a.min(1))
     assert np.isnan(both[0].numpy()[:5]).all() and both[1].numpy()[5] == -np.inf
+
+
+def test_counts_add_int32_lanes_per_block_exactly():
+    """A count (an integer sum of a bool, or of a bool cast to an integer)
+    adds each block in int32 and the blocks in int64: alone, beside others,
+    along contiguous rows, strided rows and the whole array."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((5, 7001)).astype(np.float32)
+    for x, v in ((lazy.asarray(a), a), (lazy.asarray(a)[:, ::3], a[:, ::3])):
+        for axis in (1, None):
+            alone = (x > 0).sum(axis)
+            assert len(synced(alone)) == 1
+            both = (x > 0).sum(axis), (x < 1).astype("int32").sum(axis), x.max(axis)
+            assert len(synced(*both)) == 1
+            for got, w in ((alone, (v > 0).sum(axis)), (both[0], (v > 0).sum(axis)),
+                           (both[1], (v < 1).astype(np.int32).sum(axis))):
+                assert got.dtype == w.dtype
+                np.testing.assert_array_equal(got.numpy(), w)
