@@ -47,8 +47,10 @@ Reductions over the same domain (input shape and reduced axes) run in one
 loop as siblings (`Kernel.siblings`) when neither feeds the other: read by
 one epilogue (`x.sum(1) / (x > 0).sum(1)`), or each written
 (`lo, hi = x.min(), x.max()`) when they read a common source and the
-kernel runs before everything that reads the new one. Only the
-SIBLING_REDUCTIONS, at most MAX_REDUCTIONS in a kernel.
+kernel runs before everything that reads the new one; a kernel whose
+epilogue has just gained its reduction merges with such a kernel made
+before (`merge_siblings`). Only the SIBLING_REDUCTIONS, at most
+MAX_REDUCTIONS in a kernel.
 
 Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
@@ -251,6 +253,73 @@ def sibling_group(buf: Buffer, users: dict, group_of: dict, copies: dict,
         if _runs_before_readers(buf, g, users, group_of, copies, created):
             return g
     return None
+
+
+def merge_siblings(group: Group, group_of: dict, copies: dict, groups: list[Group],
+                   created: dict[int, int]) -> None:
+    """Merge `group`, which has just gained its reduction, with a reduction
+    kernel made before that can share its loop, so that `x.mean(1)` beside a
+    written `x.max(1)` is one kernel whichever was built first.
+
+    The merged kernel takes the slot of the one made later (it runs first),
+    so the other's inputs must come from kernels that run before that
+    slot, and neither may read the other."""
+    red = group.reduce
+    if len(red.node.arg) > 2 or group.core is not None:
+        return
+    mine = _sources(red)
+    for other in reversed(groups):
+        if other is group or other.kind != "reduce" or other.core is not None or \
+                sibling_error(red, other) is not None or \
+                len(other.siblings) + len(group.siblings) + 2 > MAX_REDUCTIONS or \
+                other.ops + group.ops > config.max_kernel_ops or \
+                not mine & _sources(other.reduce):
+            continue
+        first, later = sorted((group, other), key=lambda g: created[id(g)])
+        if _can_move(first, later, group_of, copies, created):
+            _absorb(later, first, group_of, copies, groups)
+            return
+
+
+def _can_move(first: Group, later: Group, group_of: dict, copies: dict,
+              created: dict[int, int]) -> bool:
+    """Can `first`'s work run in `later`'s slot, beside `later`'s own?"""
+    ids = {id(m) for m in first.members}, {id(m) for m in later.members}
+    for members, mine, theirs in ((first.members, ids[0], ids[1]),
+                                  (later.members, ids[1], ids[0])):
+        for m in members:
+            for src, _ in m.node.srcs:
+                if id(src) in theirs:
+                    return False  # one reads the other
+                if members is first.members and src.pending and id(src) not in mine and \
+                        any(created[id(k)] <= created[id(later)]
+                            for k in groups_of(src, group_of, copies)):
+                    return False  # an input of first's computed too late
+    return True
+
+
+def _absorb(into: Group, other: Group, group_of: dict, copies: dict,
+            groups: list[Group]) -> None:
+    """`other`'s members, reductions and outputs become `into`'s. A value
+    both recomputed (`recompute`) is now computed once, along both's paths."""
+    have = {id(m) for m in into.members}
+    for m in other.members:
+        if id(m) in have:
+            into.paths[id(m)] = tuple(dict.fromkeys(into.paths[id(m)] + other.paths[id(m)]))
+        else:
+            into.members.append(m)
+            into.paths[id(m)], into.side[id(m)] = other.paths[id(m)], other.side[id(m)]
+    into.siblings += [other.reduce, *other.siblings]
+    into.extra += [other.root, *other.extra]
+    into.ops += other.ops
+    into.trivial = into.trivial and other.trivial
+    into.recomputed += [note for note in other.recomputed if note not in into.recomputed]
+    for m in other.members:
+        group_of[id(m)] = into
+    for key, kernels in copies.items():  # recomputed values: `other` was one of their kernels
+        if any(k is other for k in kernels):
+            copies[key] = [k for k in kernels if k is not other and k is not into] + [into]
+    groups.remove(other)
 
 
 def _sources(red: Buffer) -> set[int]:
@@ -478,6 +547,8 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
             if why is None:
                 join(buf, group, readers, paths)
                 group_of[id(buf)] = group
+                if buf is group.reduce:  # an epilogue's kernel that now reduces
+                    merge_siblings(group, group_of, copies, groups, created)
                 continue
         op = buf.node.op
         if op == "reduce":  # written, but maybe by a reduction loop made already

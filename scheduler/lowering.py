@@ -231,12 +231,11 @@ def lower(group: Group, name_index: int) -> Step:
             out_views = [View.contiguous(out_shape)]
         specs = [(root.dtype, epilogue, pos, 0, None)]
     for n, buf in enumerate(group.extra, 1):  # each read of it, written where it is read
-        if id(buf) in b.reduced:  # a sibling reduction: written whole, in storage order
-            paths = [(View.contiguous(out_shape),)]
-            b.build(buf, paths[0], space)
-        else:
-            paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
-                           key=lambda p: p[0].offset)
+        paths = sorted((p for bid, p, sp in b.memo if bid == id(buf) and sp == space),
+                       key=lambda p: p[0].offset)
+        if id(buf) in b.reduced or not paths:  # a sibling reduction, or the root of a
+            paths = [(View.contiguous(out_shape),)]  # kernel merged in: written whole,
+            b.build(buf, paths[0], space)  # in storage order
         lead = len(specs)
         for i, p in enumerate(paths):
             follow = (lead, p[0].offset - paths[0][0].offset) if i else None

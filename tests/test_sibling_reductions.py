@@ -295,3 +295,60 @@ def test_counts_add_int32_lanes_per_block_exactly():
                            (both[1], (v < 1).astype(np.int32).sum(axis))):
                 assert got.dtype == w.dtype
                 np.testing.assert_array_equal(got.numpy(), w)
+
+
+def test_merging_is_refused_when_one_kernel_reads_the_other():
+    """`s + t[::-1]` reads t through a view: t's kernel must run first, so
+    s's kernel (the sum with its epilogue) is not merged into it."""
+    a = np.random.default_rng(13).standard_normal((40, 60))
+    x = lazy.asarray(a)
+    s, t = x.sum(1), x.max(1)
+    u = s + t[::-1]
+    assert len(synced(u, t)) == 2
+    np.testing.assert_allclose(u.numpy(), a.sum(1) + a.max(1)[::-1])
+
+
+def test_a_reduction_with_its_epilogue_merges_with_one_made_before():
+    """Whichever is built first, `x.mean(1)` and `x.max(1)` are one kernel:
+    the mean's kernel (sum, then divide) merges with the max's."""
+    a = np.random.default_rng(14).standard_normal((40, 60))
+    x = lazy.asarray(a)
+    for first_max in (False, True):
+        if first_max:
+            mx = x.max(1)
+            mean = x.mean(1)
+        else:
+            mean = x.mean(1)
+            mx = x.max(1)
+        ks = synced(mean, mx)
+        assert len(ks) == 1, [k.kernel for k in ks]
+        np.testing.assert_allclose(mean.numpy(), a.mean(1))
+        np.testing.assert_array_equal(mx.numpy(), a.max(1))
+    y, z = x.sum(1) + 1, x.max(1)
+    assert len(synced(y, z)) == 1
+    np.testing.assert_allclose(y.numpy(), a.sum(1) + 1)
+
+
+_STEP = st.tuples(st.sampled_from(["add", "multiply", "maximum", "sum", "max", "min", "mean"]),
+                  st.integers(0, 99), st.integers(0, 99), st.sampled_from([0, 1, None]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(_STEP, min_size=2, max_size=8), kept=st.integers(1, 255))
+def test_random_graphs_of_reductions_match_numpy(steps, kept):
+    """Reductions beside, after and inside each other's kernels, some kept
+    and some synced later: whatever fusion merges, every value is NumPy's."""
+    rng = np.random.default_rng(len(steps))
+    a, b = rng.standard_normal((6, 9)), rng.standard_normal((6, 9))
+    pool = [(lazy.asarray(a), a), (lazy.asarray(b), b)]
+    for op, i, j, axis in steps:
+        (t, v), (u, w) = pool[i % len(pool)], pool[j % len(pool)]
+        if op in ("add", "multiply", "maximum"):
+            pool.append((getattr(lazy, op)(t, u), getattr(np, op)(v, w)))
+        else:
+            pool.append((getattr(t, op)(axis, keepdims=True),
+                         getattr(v, op)(axis, keepdims=True)))
+    chosen = [p for n, p in enumerate(pool[2:]) if kept >> (n % 8) & 1] or pool[-1:]
+    lazy.sync(*(t for t, _ in chosen))
+    for t, v in pool[2:]:
+        np.testing.assert_allclose(t.numpy(), v, rtol=1e-12, atol=1e-12)
