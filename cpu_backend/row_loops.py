@@ -115,11 +115,14 @@ class _Sibling:
     """How one reduction of a kernel of siblings walks a row (sibling_row):
     the row's carry, a block's carry, one element, and the block's fold."""
 
-    def __init__(self, acc, leader: int | None):
+    def __init__(self, acc, leader: int | None, hint: str | None):
         self.acc, self.leader = acc, leader  # leader: an earlier extreme of the same values
         op, d = acc.op, acc.acc
+        # float32 lanes only when the row is read as vectors: at a runtime stride
+        # ("scalar") a float32 block would add one element at a time in float32
+        blocks32 = acc.red.expr.dtype == float32 and d == float64 and hint != "scalar"
         self.kind = ("count" if acc.counted is not None else "plain") if not d.is_float else \
-            ("sum32" if acc.red.expr.dtype == float32 and d == float64 else "sum") \
+            ("sum32" if blocks32 else "sum") \
             if op == "sum" else \
             "nan" if op in ("nanmax", "nanmin") else "extreme" if op in ("max", "min") \
             else "plain"
@@ -201,7 +204,7 @@ def sibling_row(g: _Gen, acc, xs_at, cnt: ir.Value, carry: list[ir.Value],
     for a in acc.each:
         lead = next((n for n, o in enumerate(sibs) if o.kind == "extreme" and o.leader is None
                      and o.acc.red.expr is a.red.expr), None)
-        sibs.append(_Sibling(a, lead))
+        sibs.append(_Sibling(a, lead, hint))
 
     rows0 = [sb.row_start(c) for sb, c in zip(sibs, acc.split(carry))]
     row_widths = [len(r) for r in rows0]

@@ -185,7 +185,7 @@ def lower(group: Group, name_index: int) -> Step:
         return Step(f"{root.node.op}_{name_index}", group, [root],
                     inputs=[b for b, _ in root.node.srcs], ops=_op_names(group))
     b = _Builder(group)
-    pos, base = None, None
+    pos, base, siblings = None, None, ()
     if group.kind == "scatter":  # write values through a view (or at positions) of `base`
         node = root.node
         base, (vbuf, vview) = node.srcs[0][0], node.srcs[1]
@@ -211,10 +211,9 @@ def lower(group: Group, name_index: int) -> Step:
             op, (src, src_view) = red.arg[0], red.srcs[0]
             prologue = b.build(src, extend((first,), src_view), "full")
             reduces.append(Reduce(op, prologue, REDUCTIONS[op].acc_dtype(src.dtype), red.dtype))
-        reduce = reduces[0]
+        reduce, siblings = reduces[0], tuple(reduces[1:])
     else:
         domain, n_out, reduce = list(root.node.shape), len(root.node.shape), None
-    siblings = tuple(reduces[1:]) if group.kind == "reduce" else ()
     space = "out" if reduce else "full"
     parts = root.node.arg[2] if root.node.op == "reduce" and len(root.node.arg) > 2 else ()
     if group.kind != "scatter":

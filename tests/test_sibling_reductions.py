@@ -352,3 +352,59 @@ def test_random_graphs_of_reductions_match_numpy(steps, kept):
     lazy.sync(*(t for t, _ in chosen))
     for t, v in pool[2:]:
         np.testing.assert_allclose(t.numpy(), v, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_order_holds_after_a_merge_removed_a_kernel():
+    """A merge removes a kernel from the walk's list; the next kernel made
+    must still count as made later (it once took a removed kernel's number,
+    and a reduction moved into a kernel that ran after its reader)."""
+    a = np.random.default_rng(15).standard_normal((8, 16))
+    x = lazy.asarray(a)
+    s = x.sum(1)
+    d = s[::-1] * 2
+    mn, mx = x.min(1), x.max(1)
+    b = mn + 1
+    lazy.sync(s, d, b, mx)
+    np.testing.assert_allclose(d.numpy(), a.sum(1)[::-1] * 2)
+    np.testing.assert_allclose(b.numpy(), a.min(1) + 1)
+    np.testing.assert_array_equal(mx.numpy(), a.max(1))
+
+
+def test_reductions_on_different_devices_never_share_a_kernel(cuda):
+    a = np.random.default_rng(16).standard_normal((8, 16))
+    x = lazy.asarray(a)
+    xc = x.to("cuda")
+    s, m = x.sum(1), xc.max(1)
+    ks = synced(s, m)
+    assert sorted(k.device for k in ks if k.kernel.startswith("r")) == ["cpu", "cuda"]
+    np.testing.assert_allclose(s.numpy(), a.sum(1))
+    np.testing.assert_array_equal(m.numpy(), a.max(1))
+    mx, y = xc.max(1), x.sum(1) + 1  # the merge path too
+    lazy.sync(mx, y)
+    np.testing.assert_allclose(y.numpy(), a.sum(1) + 1)
+
+
+def test_reductions_of_two_versions_of_a_written_tensor_stay_apart():
+    """`x[0] += 1` between them: sharing a loop would save nothing and would
+    keep the old version alive, turning the in-place write into a copy."""
+    a = np.random.default_rng(17).standard_normal((8, 16))
+    x = lazy.asarray(a.copy())
+    s = x.sum(1)
+    x[0] += 1
+    m = x.max(1)
+    ks = synced(s, m, x)
+    assert len([k for k in ks if k.kernel.startswith("r")]) == 2
+    assert not any("copy" in k.kernel for k in ks), [k.kernel for k in ks]
+    b = a.copy()
+    b[0] += 1
+    np.testing.assert_allclose(s.numpy(), a.sum(1))
+    np.testing.assert_array_equal(m.numpy(), b.max(1))
+
+
+def test_a_float32_sibling_sum_on_a_strided_row_adds_in_float64():
+    a = np.full((4, 60000), 0.1, np.float32)
+    x = lazy.asarray(a)[:, ::3]
+    s, m = x.sum(1), x.max(1)
+    assert len(synced(s, m)) == 1
+    exact = np.float64(np.float32(0.1)) * 20000
+    assert np.abs(s.numpy() / exact - 1).max() < 1e-7
