@@ -80,10 +80,20 @@ def count_row(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value], hint: str | N
 
     def block(jb, je, c):
         n = g.counted_loop(jb, je, [ir.Constant(i32, 0)],
-                           lambda j, bc: [b.add(bc[0], b.zext(x_at(j), i32))], hint)[0]
-        return [b.add(c[0], b.zext(n, c[0].type))]
+                           lambda j, bc: [_count(b, bc[0], x_at(j))], hint)[0]
+        return [_count(b, c[0], n)]
 
     return over_blocks(g, cnt, SUM_BLOCK, carry, block)
+
+
+def _count(b: ir.IRBuilder, total: ir.Value, part: ir.Value) -> ir.Value:
+    """total + part, part (a bool, or a narrower count) widened to total's type."""
+    return b.add(total, b.zext(part, total.type))
+
+
+def _widen_add(b: ir.IRBuilder, total: ir.Value, part: ir.Value) -> ir.Value:
+    """A float32 block's sum into the float64 carry."""
+    return b.fadd(total, b.fpext(part, ir.DoubleType()))
 
 
 def nan_start(op: str, ty: ir.Type) -> list[ir.Value]:
@@ -117,15 +127,20 @@ class _Sibling:
 
     def __init__(self, acc, leader: int | None, hint: str | None):
         self.acc, self.leader = acc, leader  # leader: an earlier extreme of the same values
+        self.kind = self._kind(acc, hint)
+
+    @staticmethod
+    def _kind(acc, hint: str | None) -> str:
         op, d = acc.op, acc.acc
-        # float32 lanes only when the row is read as vectors: at a runtime stride
-        # ("scalar") a float32 block would add one element at a time in float32
-        blocks32 = acc.red.expr.dtype == float32 and d == float64 and hint != "scalar"
-        self.kind = ("count" if acc.counted is not None else "plain") if not d.is_float else \
-            ("sum32" if blocks32 else "sum") \
-            if op == "sum" else \
-            "nan" if op in ("nanmax", "nanmin") else "extreme" if op in ("max", "min") \
-            else "plain"
+        if not d.is_float:
+            return "count" if acc.counted is not None else "plain"
+        if op == "sum":  # float32 lanes only when the row is read as vectors: at a runtime
+            # stride ("scalar") a float32 block would add one element at a time in float32
+            narrow = acc.red.expr.dtype == float32 and d == float64 and hint != "scalar"
+            return "sum32" if narrow else "sum"
+        if op in ("nanmax", "nanmin"):
+            return "nan"
+        return "extreme" if op in ("max", "min") else "plain"
 
     def row_start(self, c: list[ir.Value]) -> list[ir.Value]:
         return c + [ir.Constant(c[0].type, 0.0)] if self.kind == "sum" else c
@@ -147,7 +162,7 @@ class _Sibling:
         if k == "sum32":  # float32 lanes, as blocked_sum32
             return [_fadd(b, c[0], x)]
         if k == "count":  # x is the counted bool: int32 lanes, as count_row
-            return [b.add(c[0], b.zext(x, c[0].type))]
+            return [_count(b, c[0], x)]
         x = a.convert(b, x, a.red.expr.dtype)
         if k == "sum":
             return [_fadd(b, c[0], x)]
@@ -163,9 +178,9 @@ class _Sibling:
         if k == "sum":
             return neumaier(b, row, f[0])
         if k == "sum32":
-            return [b.fadd(row[0], b.fpext(f[0], ir.DoubleType()))]
+            return [_widen_add(b, row[0], f[0])]
         if k == "count":
-            return [b.add(row[0], b.zext(f[0], row[0].type))]
+            return [_count(b, row[0], f[0])]
         if k == "nan":
             return [nan_fold(b, a.op, row[0], f)]
         if k == "extreme":
@@ -310,6 +325,6 @@ def blocked_sum32(g: _Gen, x_at, cnt: ir.Value, carry: list[ir.Value],
     def block(jb, je, c):
         s = g.counted_loop(jb, je, [const(float32, 0.0)],
                            lambda j, sc: [_fadd(b, sc[0], x_at(j))])[0]
-        return [b.fadd(c[0], b.fpext(s, ir.DoubleType()))]
+        return [_widen_add(b, c[0], s)]
 
     return over_blocks(g, cnt, SUM_BLOCK, carry, block, ahead)
