@@ -43,14 +43,8 @@ becomes an extra output of that kernel, written where it is computed
 X[:, 1]**3` is one kernel that writes both X and y (with `randn(n, 2)` in
 place of `exp(A)`, the random rule above applies first).
 
-Reductions over the same domain (input shape and reduced axes) run in one
-loop as siblings (`Kernel.siblings`) when neither feeds the other: read by
-one epilogue (`x.sum(1) / (x > 0).sum(1)`), or each written
-(`lo, hi = x.min(), x.max()`) when they read a common source and the
-kernel runs before everything that reads the new one; a kernel whose
-epilogue has just gained its reduction merges with such a kernel made
-before (`merge_siblings`). Only the SIBLING_REDUCTIONS, at most
-MAX_REDUCTIONS in a kernel.
+Reductions over the same domain share one loop when neither needs the
+other (siblings.py).
 
 Constants, `param` scalars and `iota` (arange) are never materialized for fusion's sake:
 every kernel that reads one computes it inline.
@@ -66,16 +60,15 @@ under each kernel that recomputes them.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .ops import EXTERN_OPS, RANDOM_OPS, SIBLING_REDUCTIONS
+from .group import Group, groups_of, is_free, is_trivial
+from .ops import EXTERN_OPS, RANDOM_OPS
+from .siblings import Reductions, merge_siblings, sibling_error, sibling_group
 from .view import Path, View, extend
 
 MAX_PATHS = 16  # reads of one buffer inside a kernel that an extra output may tile
-MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
-SIBLING_WALK = 512  # most readers followed to check a sibling's kernel order
 RECOMPUTE_NODES = 8  # most pending nodes a value is recomputed from, in each reader
 # Ops cheap enough to compute again in each reader: one or two vector
 # instructions. Not exp and the like: `t = exp(x); t.sum(); t.max()` of 16.8M
@@ -87,41 +80,6 @@ RECOMPUTE_OPS = frozenset({"abs", "add", "and", "cast", "ceil", "copy", "copysig
                            "mul", "ne", "neg", "or", "rint", "signbit", "sub", "trunc",
                            "where", "xor"})
 _RANDOM = frozenset(op for by_dtype in RANDOM_OPS.values() for op in by_dtype.values())
-
-@dataclass
-class Group:
-    root: Buffer                 # the buffer this kernel writes
-    why: str                     # why root is materialized
-    kind: str = "elementwise"    # "elementwise", "reduce", "scatter" or "extern"
-    members: list[Buffer] = field(default_factory=list)  # inlined, root included
-    reduce: Buffer | None = None
-    siblings: list[Buffer] = field(default_factory=list)  # more reductions in its loop
-    side: dict[int, str] = field(default_factory=dict)   # reduce kernels: "full" or "out"
-    trivial: bool = True         # every member is read in storage order (epilogue-ready)
-    extra: list[Buffer] = field(default_factory=list)  # requested members, also written
-    core: object = None          # a MatmulCore this epilogue runs with (matmul_fusion)
-    paths: dict[int, tuple[Path, ...]] = field(default_factory=dict)  # member -> where evaluated
-    ops: int = 0                 # ops the kernel computes: paths summed over members
-    recomputed: list[str] = field(default_factory=list)  # `recompute`'s notes, for explain
-
-
-def is_trivial(view: View, buf: Buffer) -> bool:
-    """A view that reads `buf` whole, in storage order: a pure reshape."""
-    return view.size == buf.size and view.offset == 0 and view.is_contiguous()
-
-
-def is_free(buf: Buffer) -> bool:
-    """Constants, run-time scalars and aranges are recomputed by every kernel
-    that reads them."""
-    return buf.node.op in ("const", "iota", "param")
-
-
-def groups_of(u: Buffer, group_of: dict, copies: dict) -> list[Group]:
-    """The kernels that compute `u`: one, or each that recomputes it."""
-    if id(u) in copies:
-        return copies[id(u)]
-    return [group_of[id(u)]] if id(u) in group_of else []
-
 
 def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set,
                           copies: dict) -> str | None:
@@ -215,166 +173,6 @@ def join(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) -> Non
             else group.side[id(users[0][0])]
     elif not all(is_trivial(v, buf) for _, v, _ in users):
         group.trivial = False
-
-
-def domain(red: Buffer) -> tuple:
-    """What a reduction loops over: its input's shape and the axes it reduces."""
-    return red.node.srcs[0][1].shape, tuple(sorted(red.node.arg[1]))
-
-
-def sibling_error(buf: Buffer, group: Group) -> str | None:
-    """None if reduction `buf` can share `group`'s reduction loop, else why not."""
-    for op in (buf.node.arg[0], group.reduce.node.arg[0]):
-        if op not in SIBLING_REDUCTIONS:
-            return f"{op} shares no loop"
-    if buf.device != group.reduce.device:
-        return "reductions on different devices"
-    if domain(buf) != domain(group.reduce):
-        return "reductions over different domains"
-    if len(group.siblings) + 1 >= MAX_REDUCTIONS:
-        return "reduction cap"
-    if group.ops + 1 > config.max_kernel_ops:
-        return "kernel op cap"
-    return None
-
-
-@dataclass
-class Reductions:
-    """The reductions grouped so far in a walk, indexed by what they read
-    (`_sources`): where a new reduction finds the kernels it could share a
-    loop with, without looking at every kernel (800 independent row sums
-    took 1.5 s to fuse that way, against 0.26 before sibling reductions)."""
-    memo: dict[int, set[int]] = field(default_factory=dict)  # reduction id -> _sources
-    reading: dict[int, list[Buffer]] = field(default_factory=lambda: defaultdict(list))
-
-    def add(self, red: Buffer) -> None:
-        for s in _sources(red, self.memo):
-            self.reading[s].append(red)
-
-    def kernels(self, red: Buffer, group_of: dict, created: dict[int, int]) -> list[Group]:
-        """Kernels with a reduction that shares a source with `red`, made latest first."""
-        found = {id(group_of[id(r)]): group_of[id(r)]
-                 for s in _sources(red, self.memo) for r in self.reading.get(s, ())}
-        return sorted(found.values(), key=lambda g: -created[id(g)])
-
-
-def sibling_group(buf: Buffer, users: dict, group_of: dict, copies: dict,
-                  created: dict[int, int], reds: Reductions) -> Group | None:
-    """A reduction kernel already made that can compute reduction `buf` in its
-    loop and write it, or None.
-
-    It must share a source with `buf` (else one loop saves nothing), and
-    run before every kernel that reads `buf`, directly or not: kernels
-    made later in this walk run earlier."""
-    if len(buf.node.arg) > 2:
-        return None
-    for g in reds.kernels(buf, group_of, created):
-        if sibling_error(buf, g) is None and \
-                _runs_before_readers(buf, g, users, group_of, copies, created):
-            return g
-    return None
-
-
-def merge_siblings(group: Group, group_of: dict, copies: dict, groups: list[Group],
-                   created: dict[int, int], reds: Reductions) -> None:
-    """Merge `group`, which has just gained its reduction, with a reduction
-    kernel made before that can share its loop, so that `x.mean(1)` beside a
-    written `x.max(1)` is one kernel whichever was built first.
-
-    The merged kernel takes the slot of the one made later (it runs first),
-    so the other's inputs must come from kernels that run before that
-    slot, and neither may read the other."""
-    red = group.reduce
-    if len(red.node.arg) > 2:
-        return
-    for other in reds.kernels(red, group_of, created):
-        if other is group or sibling_error(red, other) is not None or \
-                len(other.siblings) + len(group.siblings) + 2 > MAX_REDUCTIONS or \
-                other.ops + group.ops > config.max_kernel_ops:
-            continue
-        first, later = sorted((group, other), key=lambda g: created[id(g)])
-        if _can_move(first, later, group_of, copies, created):
-            _absorb(later, first, group_of, copies, groups)
-            return
-
-
-def _can_move(first: Group, later: Group, group_of: dict, copies: dict,
-              created: dict[int, int]) -> bool:
-    """Can `first`'s work run in `later`'s slot, beside `later`'s own?"""
-    ids = {id(m) for m in first.members}, {id(m) for m in later.members}
-    for members, mine, theirs in ((first.members, ids[0], ids[1]),
-                                  (later.members, ids[1], ids[0])):
-        for m in members:
-            for src, _ in m.node.srcs:
-                if id(src) in theirs:
-                    return False  # one reads the other
-                if members is first.members and src.pending and id(src) not in mine and \
-                        any(created[id(k)] <= created[id(later)]
-                            for k in groups_of(src, group_of, copies)):
-                    return False  # an input of first's computed too late
-    return True
-
-
-def _absorb(into: Group, other: Group, group_of: dict, copies: dict,
-            groups: list[Group]) -> None:
-    """`other`'s members, reductions and outputs become `into`'s. A value
-    both recomputed (`recompute`) is now computed once, along both's paths."""
-    have = {id(m) for m in into.members}
-    for m in other.members:
-        if id(m) in have:
-            into.paths[id(m)] = tuple(dict.fromkeys(into.paths[id(m)] + other.paths[id(m)]))
-        else:
-            into.members.append(m)
-            into.paths[id(m)], into.side[id(m)] = other.paths[id(m)], other.side[id(m)]
-    into.siblings += [other.reduce, *other.siblings]
-    into.extra += [other.root, *other.extra]
-    into.ops += other.ops
-    into.trivial = into.trivial and other.trivial
-    into.recomputed += [note for note in other.recomputed if note not in into.recomputed]
-    for m in other.members:
-        group_of[id(m)] = into
-    for key, kernels in copies.items():  # recomputed values: `other` was one of their kernels
-        if any(k is other for k in kernels):
-            copies[key] = [k for k in kernels if k is not other and k is not into] + [into]
-    groups.remove(other)
-
-
-def _sources(red: Buffer, memo: dict) -> set[int]:
-    """Ids of what a reduction reads: its input and the pending values and
-    buffers that is computed from (up to SIBLING_WALK of them; constants
-    aside), not looking past a node that gets a kernel of its own (a write,
-    an extern such as a transfer): its readers share nothing through it."""
-    if id(red) in memo:
-        return memo[id(red)]
-    src = red.node.srcs[0][0]
-    found, stack = {id(src)}, [src]
-    while stack and len(found) < SIBLING_WALK:
-        b = stack.pop()
-        if not b.pending or b.node.op == "scatter" or b.node.op in EXTERN_OPS:
-            continue
-        for s, _ in b.node.srcs:
-            if id(s) not in found and not (s.pending and is_free(s)):
-                found.add(id(s))
-                stack.append(s)
-    memo[id(red)] = found
-    return found
-
-
-def _runs_before_readers(buf: Buffer, g: Group, users: dict, group_of: dict, copies: dict,
-                         created: dict[int, int]) -> bool:
-    """Does kernel `g` run before every kernel that reads `buf`, transitively?"""
-    seen, stack = {id(buf)}, [buf]
-    while stack:
-        for u, _, _ in users.get(id(stack.pop()), []):
-            if id(u) in seen:
-                continue
-            seen.add(id(u))
-            found = groups_of(u, group_of, copies)
-            if not found or any(k is g or created[id(k)] > created[id(g)] for k in found) \
-                    or len(seen) > SIBLING_WALK:
-                return False
-            stack.append(u)
-    return True
 
 
 def tiles(views: list[View], size: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .dtypes import DType
-from .fusion import Group
+from .group import Group
 from .graph import Buffer, const_key
 from .kernel_ir import (Cast, Expr, Gather, Input, Kernel, Launch, Load, Op, Output, Reduce,
                         Reduced, Scalar)

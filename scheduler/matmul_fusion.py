@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from .fusion import Group, is_trivial
+from .group import Group, is_trivial
 from .graph import Buffer
 from .kernel_ir import Launch
 from .pool import empty

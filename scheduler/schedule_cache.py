@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from .config import config
-from .fusion import Group
+from .group import Group
 from .graph import Buffer, const_key
 from .lowering import Step
 from .matmul_fusion import MatmulCore
