@@ -231,12 +231,15 @@ def random_read_twice(buf: Buffer, group: Group, readers: list) -> str | None:
 def extra_output_group(buf: Buffer, readers: list, group_of: dict, copies: dict
                        ) -> tuple[Group, tuple[Path, ...]] | None:
     """The kernel that can write requested `buf` as an extra output, and the
-    paths it evaluates `buf` along; None if there is none."""
+    paths it evaluates `buf` along; None if there is none. A reduction kernel
+    only for a reduction its epilogue reads (a sibling: `y = x.sum(1) -
+    x.max(1)` with the max kept)."""
     groups = {id(g) for u, _, _ in readers for g in groups_of(u, group_of, copies)}
     if not readers or len(groups) != 1 or is_free(buf) or buf.node.op == "scatter":
         return None
     group = group_of.get(id(readers[0][0]))
-    if group is None or group.kind != "elementwise" or \
+    takes = "elementwise", *(("reduce",) if buf.node.op == "reduce" else ())
+    if group is None or group.kind not in takes or \
             any(i == 0 and u.node.op in ("scatter", "gather") for u, _, i in readers):
         return None
     paths = paths_through(buf, group, readers)

@@ -408,3 +408,17 @@ def test_a_float32_sibling_sum_on_a_strided_row_adds_in_float64():
     assert len(synced(s, m)) == 1
     exact = np.float64(np.float32(0.1)) * 20000
     assert np.abs(s.numpy() / exact - 1).max() < 1e-7
+
+
+def test_a_kept_reduction_that_its_siblings_epilogue_reads_is_written_there():
+    """`y = x.sum(1) - x.max(1)`, keeping either reduction as well: one
+    kernel writing y and the kept one."""
+    a = np.random.default_rng(18).standard_normal((40, 60))
+    x = lazy.asarray(a)
+    for keep_max in (True, False):
+        s, m = x.sum(1), x.max(1)
+        y = s - m
+        kept = m if keep_max else s
+        assert len(synced(y, kept)) == 1
+        np.testing.assert_allclose(y.numpy(), a.sum(1) - a.max(1))
+        np.testing.assert_allclose(kept.numpy(), a.max(1) if keep_max else a.sum(1))
