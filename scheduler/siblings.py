@@ -25,7 +25,7 @@ from .group import Group, groups_of, is_free
 from .ops import EXTERN_OPS, SIBLING_REDUCTIONS
 
 MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
-SIBLING_WALK = 512  # most readers followed to check a sibling's kernel order
+SIBLING_WALK = 512  # most nodes walked for a reduction's sources, or a sibling's readers
 
 
 def domain(red: Buffer) -> tuple:
@@ -76,9 +76,8 @@ def sibling_group(buf: Buffer, users: dict, group_of: dict, copies: dict,
 
     It must share a source with `buf` (else one loop saves nothing), and
     run before every kernel that reads `buf`, directly or not: kernels
-    made later in this walk run earlier."""
-    if len(buf.node.arg) > 2:
-        return None
+    made later in this walk run earlier. (A reduction with parts, logsumexp,
+    is no SIBLING_REDUCTIONS op: `sibling_error` refuses it.)"""
     for g in reds.kernels(buf, group_of, created):
         if sibling_error(buf, g) is None and \
                 _runs_before_readers(buf, g, users, group_of, copies, created):
@@ -96,8 +95,6 @@ def merge_siblings(group: Group, group_of: dict, copies: dict, groups: list[Grou
     so the other's inputs must come from kernels that run before that
     slot, and neither may read the other."""
     red = group.reduce
-    if len(red.node.arg) > 2:
-        return
     for other in reds.kernels(red, group_of, created):
         if other is group or sibling_error(red, other) is not None or \
                 len(other.siblings) + len(group.siblings) + 2 > MAX_REDUCTIONS or \
