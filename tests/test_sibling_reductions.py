@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import lazy
 import lazy.numpy as lnp
+from scheduler import siblings
 
 
 def synced(*ts):
@@ -422,3 +423,57 @@ def test_a_kept_reduction_that_its_siblings_epilogue_reads_is_written_there():
         assert len(synced(y, kept)) == 1
         np.testing.assert_allclose(y.numpy(), a.sum(1) - a.max(1))
         np.testing.assert_allclose(kept.numpy(), a.max(1) if keep_max else a.sum(1))
+
+
+def _spy_on_candidates(monkeypatch):
+    """Per new reduction, how many indexed reductions the search looked at
+    and how many kernels it offered."""
+    looked, offered = [], []
+    candidates, kernels = siblings.Reductions.candidates, siblings.Reductions.kernels
+
+    def counted(self, red):
+        looked.append(0)
+        for r in candidates(self, red):
+            looked[-1] += 1
+            yield r
+
+    def spied(self, red, group_of, created):
+        found = kernels(self, red, group_of, created)
+        offered.append(len(found))
+        return found
+    monkeypatch.setattr(siblings.Reductions, "candidates", counted)
+    monkeypatch.setattr(siblings.Reductions, "kernels", spied)
+    return looked, offered
+
+
+def test_a_chain_of_reductions_offers_almost_no_candidates(monkeypatch):
+    """`x = x - x.sum(1)` repeated: every reduction shares its sources with
+    every other and each reads the one before, so the search skips them
+    (looking at them all took seconds to plan 800 links). Only a
+    descendant whose bounded source walk (SOURCE_WALK) reached the
+    reduction's input but stopped before the reduction itself is offered,
+    for `sibling_group` to refuse."""
+    looked, offered = _spy_on_candidates(monkeypatch)
+    a = np.random.default_rng(19).standard_normal((8, 16))
+    x, want = lazy.asarray(a), a.copy()
+    for _ in range(60):
+        x = x - x.sum(1, keepdims=True) * 0.01
+        want = want - want.sum(1, keepdims=True) * 0.01
+    ks = synced(x)
+    assert len(ks) == 120 and len(offered) == 60 and max(offered) <= 2
+    assert max(looked) == siblings.CANDIDATES  # a bounded search, full each time
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
+
+
+def test_a_wide_fan_out_still_finds_siblings_within_the_bound(monkeypatch):
+    """300 reductions of one input: each search stops at CANDIDATES, the
+    latest made first, and still fills every kernel to MAX_REDUCTIONS."""
+    looked, _ = _spy_on_candidates(monkeypatch)
+    a = np.random.default_rng(20).standard_normal((16, 24))
+    x = lazy.asarray(a)
+    ys = [(x * i).sum(1) for i in range(300)]
+    ks = synced(*ys)
+    assert len(ks) == 300 // siblings.MAX_REDUCTIONS
+    assert max(looked) == siblings.CANDIDATES
+    for i, y in enumerate(ys):
+        np.testing.assert_allclose(y.numpy(), (a * i).sum(1), rtol=1e-12)
