@@ -26,7 +26,6 @@ from .group import Group, groups_of, is_free
 from .ops import EXTERN_OPS, SIBLING_REDUCTIONS
 
 MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
-SIBLING_WALK = 512  # most nodes walked for a sibling's readers
 SOURCE_WALK = 64    # most nodes walked for a reduction's sources, nearest first
 CANDIDATES = 64     # most indexed reductions looked at for one new reduction
 
@@ -97,8 +96,8 @@ def sibling_group(buf: Buffer, users: dict, group_of: dict, copies: dict,
     loop and write it, or None.
 
     It must share a source with `buf` (else one loop saves nothing), and
-    run before every kernel that reads `buf`, directly or not: kernels
-    made later in this walk run earlier. (A reduction with parts, logsumexp,
+    run before every kernel that reads `buf` (and so before their readers):
+    kernels made later in this walk run earlier. (A reduction with parts, logsumexp,
     is no SIBLING_REDUCTIONS op: `sibling_error` refuses it.)"""
     for g in reds.kernels(buf, group_of, created):
         if sibling_error(buf, g) is None and \
@@ -194,16 +193,14 @@ def _sources(red: Buffer, memo: dict) -> dict[int, None]:
 
 def _runs_before_readers(buf: Buffer, g: Group, users: dict, group_of: dict, copies: dict,
                          created: dict[int, int]) -> bool:
-    """Does kernel `g` run before every kernel that reads `buf`, transitively?"""
-    seen, stack = {id(buf)}, [buf]
-    while stack:
-        for u, _, _ in users.get(id(stack.pop()), []):
-            if id(u) in seen:
-                continue
-            seen.add(id(u))
-            found = groups_of(u, group_of, copies)
-            if not found or any(k is g or created[id(k)] > created[id(g)] for k in found) \
-                    or len(seen) > SIBLING_WALK:
-                return False
-            stack.append(u)
+    """Does kernel `g` run before every kernel that reads `buf`?
+
+    Direct readers are enough: a kernel that reads a reader's value runs
+    after the reader's kernel, so after `g` too. (A walk through every
+    reader's readers, bounded at 512 nodes, refused the min and max of
+    each link of a 300-link chain and planned in twice the time.)"""
+    for u, _, _ in users.get(id(buf), []):
+        found = groups_of(u, group_of, copies)
+        if not found or any(k is g or created[id(k)] > created[id(g)] for k in found):
+            return False
     return True

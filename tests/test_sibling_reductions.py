@@ -477,3 +477,17 @@ def test_a_wide_fan_out_still_finds_siblings_within_the_bound(monkeypatch):
     assert max(looked) == siblings.CANDIDATES
     for i, y in enumerate(ys):
         np.testing.assert_allclose(y.numpy(), (a * i).sum(1), rtol=1e-12)
+
+
+def test_every_link_of_a_long_chain_shares_its_loop():
+    """`x = (x - x.min()) / (x.max() - x.min() + 1)`, 120 times: each link's
+    min and max share a loop however much is computed from them later (a
+    check that walked readers' readers ran out of nodes and refused)."""
+    a = np.random.default_rng(21).standard_normal((8, 12))
+    x, want = lazy.asarray(a), a.copy()
+    for _ in range(120):
+        x = (x - x.min()) / (x.max() - x.min() + 1)
+        want = (want - want.min()) / (want.max() - want.min() + 1)
+    ks = synced(x)
+    assert len(ks) == 240 and sum(k.kernel.endswith("min_max") for k in ks) == 120
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
