@@ -173,18 +173,21 @@ def test_cheap_value_read_by_two_kernels_is_recomputed_in_each():
                                    atol=1e-6)
 
 
-@pytest.mark.parametrize("case", ["transcendental", "bytes", "requested", "shared ancestor",
-                                  "too many nodes", "both sides of a reduction"])
+@pytest.mark.parametrize("case", ["transcendental", "division", "bytes", "requested",
+                                  "shared ancestor", "too many nodes",
+                                  "both sides of a reduction"])
 def test_values_that_stay_written_once(case):
     """What `recompute` refuses, each with the plain rule's result: an exp
-    (recomputing it measured slower), a value whose inputs outweigh it, a
-    kept one, an input also read elsewhere, a long chain, and a kernel that
-    reads the value before and after its reduction (the join is undone in
-    every kernel it was tried in)."""
+    (recomputing it measured slower), a division of whole arrays, a value
+    whose inputs outweigh it, a kept one, an input also read elsewhere, a
+    long chain, and a kernel that reads the value before and after its
+    reduction (the join is undone in every kernel it was tried in)."""
     an, bn, cn, dn = _data(30, 40)
     a, b, c, d = (lazy.asarray(v) for v in (an, bn, cn, dn))
     if case == "transcendental":
         t, t_ = lazy.exp(a), np.exp(an)
+    elif case == "division":  # one per element: only a broadcast one is recomputed
+        t, t_ = a / b, an / bn
     elif case == "bytes":  # four inputs read twice (32 B) outweigh writing t (4 + 3 * 4 + 16)
         t, t_ = a * b + c * d, an * bn + cn * dn
     elif case == "too many nodes":
@@ -193,8 +196,8 @@ def test_values_that_stay_written_once(case):
             t, t_ = t * 1.5 + 0.25, t_ * np.float32(1.5) + np.float32(0.25)
     else:
         t, t_ = a * b, an * bn
-    outs = [t.sum(axis=1), t.max(axis=1)]
-    wants = [t_.sum(axis=1), t_.max(axis=1)]
+    outs = [t.sum(axis=1), t.max(axis=0)]  # two domains: no shared loop (rule 8)
+    wants = [t_.sum(axis=1), t_.max(axis=0)]
     if case == "requested":
         outs.append(t)
         wants.append(t_)
@@ -216,6 +219,29 @@ def test_values_that_stay_written_once(case):
     lazy.sync(*outs)
     for o, w in zip(outs, wants):
         np.testing.assert_allclose(o.numpy(), w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [1, 0])
+def test_a_value_centred_by_a_reduction_is_recomputed_not_written(axis):
+    """`(x - x.mean(axis)) / x.std(axis)`: x - mean is read by the variance's
+    reduction and by the output; it is recomputed in both (the mean's
+    division, one per row or column, comes along), so three kernels read x
+    and none writes x - mean. The mean's sum is written, read by both."""
+    xn = np.random.default_rng(3).standard_normal((30, 40)).astype(np.float32)
+    x, n = lazy.asarray(xn), xn.shape[1 - axis]  # n: the sums' size
+    y = (x - x.mean(axis, keepdims=True)) / (x.std(axis, keepdims=True) + 1e-3)
+    plan = lazy.explain(y)
+    assert len(plan.kernels) == 3
+    assert plan.kernels[0].fusion == "read by 2 kernels" and plan.kernels[0].ops[0][:4] == "sum@"
+    for k in plan.kernels[1:]:
+        [note] = k.recomputed
+        assert note.startswith("truediv@") and ", sub@" in note
+        assert f"recomputing reads {2 * (4 + 4 * n / xn.size):.3g} B/element more" in note
+    lazy.sync(y)
+    assert [k.nbytes for k in kernels_of_last_sync()] == [  # x - mean is never in memory
+        xn.nbytes + 4 * n, xn.nbytes + 4 * n * 2, xn.nbytes * 2 + 4 * n * 2]
+    want = (xn - xn.mean(axis, keepdims=True)) / (xn.std(axis, keepdims=True) + np.float32(1e-3))
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_shared_subexpression_inside_one_kernel_is_not_split():

@@ -459,8 +459,8 @@ def test_a_chain_of_reductions_offers_almost_no_candidates(monkeypatch):
     for _ in range(60):
         x = x - x.sum(1, keepdims=True) * 0.01
         want = want - want.sum(1, keepdims=True) * 0.01
-    ks = synced(x)
-    assert len(ks) == 120 and len(offered) == 60 and max(offered) <= 2
+    synced(x)
+    assert len(offered) == 60 and max(offered) <= 2
     assert max(looked) == siblings.CANDIDATES  # a bounded search, full each time
     np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
 
