@@ -58,6 +58,10 @@ reads a and b twice and writes no `y`. A pending reduction it reads is a
 leaf, written by its own kernel and read by each: `(x - x.mean(1)) /
 x.std(1)` reads x three times and writes no `x - mean`. `lazy.explain`
 lists such ops under each kernel that recomputes them.
+
+An expensive value computed from a reduction and read through a broadcast
+(`x / x.std(0)`'s square root) is computed once, by the reduction's kernel,
+not at every element of its reader (`computed_per_element`).
 """
 from __future__ import annotations
 
@@ -66,7 +70,7 @@ from collections import defaultdict
 from .config import config
 from .graph import Buffer
 from .group import Group, groups_of, is_free, is_trivial
-from .ops import EXTERN_OPS, RANDOM_OPS
+from .ops import ELEMENTWISE, EXTERN_OPS, RANDOM_OPS
 from .siblings import Reductions, merge_siblings, sibling_error, sibling_group
 from .view import Path, View, extend
 
@@ -82,6 +86,9 @@ RECOMPUTE_OPS = frozenset({"abs", "add", "and", "cast", "ceil", "copy", "copysig
                            "mul", "ne", "neg", "or", "rint", "signbit", "sub", "trunc",
                            "where", "xor"})
 _RANDOM = frozenset(op for by_dtype in RANDOM_OPS.values() for op in by_dtype.values())
+# Evaluations per element from which an op outside RECOMPUTE_OPS read
+# through a broadcast is computed once instead (`computed_per_element`)
+BROADCAST_TIMES = 8
 
 def reason_to_materialize(buf: Buffer, users: list, group_of: dict, requested: set,
                           copies: dict) -> str | None:
@@ -230,6 +237,50 @@ def random_read_twice(buf: Buffer, group: Group, readers: list) -> str | None:
     return f"random, read through {len(views) if views else 'chained'} views"
 
 
+def computed_per_element(buf: Buffer, paths: tuple[Path, ...]) -> str | None:
+    """Why an expensive value that a kernel would evaluate at every element
+    of a broadcast (`x / x.std(0)`: a division and a square root per element
+    of x, for one std per column) is better computed once, or None.
+
+    Only for a value computed from a pending reduction, through a few
+    elementwise ops: the reduction's kernel then takes it as an epilogue,
+    so no kernel is added. Where the broadcast runs along rows, LLVM hoists
+    the value out of the row loop already, and this changes nothing."""
+    evaluations = sum(p[0].size for p in paths)
+    if buf.node.op == "reduce" or not _computed_once(buf, evaluations):
+        return None
+    times = evaluations // max(buf.size, 1)
+    return f"{buf.node.op} read through a broadcast: computed once, not {times} times"
+
+
+def _computed_once(buf: Buffer, evaluations: int) -> bool:
+    """Is pending `buf`, evaluated `evaluations` times where it is read, a
+    reduction or an expensive value computed from one (so written by a
+    kernel, not computed where it is read)?"""
+    op = buf.node.op
+    if op == "reduce":
+        return True
+    if op not in ELEMENTWISE or op in RECOMPUTE_OPS or op in _RANDOM:
+        return False
+    return evaluations >= BROADCAST_TIMES * buf.size and _from_reduction(buf)
+
+
+def _from_reduction(buf: Buffer) -> bool:
+    """Is `buf` computed from a pending reduction, through at most
+    RECOMPUTE_NODES elementwise ops?"""
+    stack, seen = [buf], {id(buf)}
+    while stack and len(seen) <= RECOMPUTE_NODES:
+        for src, _ in stack.pop().node.srcs:
+            if not src.pending or is_free(src) or id(src) in seen:
+                continue
+            if src.node.op == "reduce":
+                return True
+            if src.node.op in ELEMENTWISE:
+                seen.add(id(src))
+                stack.append(src)
+    return False
+
+
 def extra_output_group(buf: Buffer, readers: list, group_of: dict, copies: dict
                        ) -> tuple[Group, tuple[Path, ...]] | None:
     """The kernel that can write requested `buf` as an extra output, and the
@@ -274,8 +325,9 @@ def recompute(buf: Buffer, users: dict, group_of: dict, copies: dict, requested:
             targets.setdefault(id(g), (g, []))[1].append(r)
     if any(g.kind not in ("elementwise", "reduce") for g, _ in targets.values()):
         return False
+    inside = {id(n) for n in nodes}
     leaves = {id(src): _per_element(src, buf) for n in nodes for src, _ in n.node.srcs
-              if not src.pending or src.node.op == "reduce"}
+              if id(src) not in inside and not (src.pending and is_free(src))}
     write = sum(leaves.values()) + buf.dtype.itemsize * (len(targets) + 1)
     extra = 0.0
     for g, _ in targets.values():
@@ -319,22 +371,19 @@ def _private_subtree(buf: Buffer, users: dict, requested: set) -> list[Buffer] |
     RECOMPUTE_OPS and none but `buf` is requested or read from outside
     them; else None.
 
-    The walk stops at a pending reduction: it keeps a kernel of its own,
-    and its (smaller) result is read like an input. A division smaller
-    than `buf` (a mean's, of a reduction's result) is allowed: it runs
-    once per row where LLVM hoists it, and beside the loads elsewhere (a
-    broadcast division cost 2.33-2.42 ms against a multiplication's
-    2.30-2.32 in `x - s / 3` of 4096 x 4096 float32); one per element of
-    `buf` is not."""
+    The walk stops where a value is written by a kernel of its own
+    (`_computed_once`): a pending reduction, or a mean's division of one,
+    read through a broadcast. Its (smaller) result is then read like an
+    input."""
     nodes, seen, stack = [], {id(buf)}, [buf]
     while stack:
         b = stack.pop()
-        if b.node.op not in RECOMPUTE_OPS and not (b.node.op == "truediv" and b.size < buf.size):
+        if b.node.op not in RECOMPUTE_OPS:
             return None
         nodes.append(b)
         for src, _ in b.node.srcs:
-            if src.pending and not is_free(src) and src.node.op != "reduce" and \
-                    id(src) not in seen:
+            if src.pending and not is_free(src) and id(src) not in seen and \
+                    not _computed_once(src, buf.size):
                 seen.add(id(src))
                 stack.append(src)
         if len(nodes) + len(stack) > RECOMPUTE_NODES:
@@ -384,7 +433,8 @@ def fuse(order: list[Buffer], requested: set[int]) -> list[Group]:
         if why is None:
             group = group_of[id(readers[0][0])]
             paths = paths_through(buf, group, readers)
-            why = can_fuse(buf, group, readers, paths) or random_read_twice(buf, group, readers)
+            why = can_fuse(buf, group, readers, paths) or \
+                random_read_twice(buf, group, readers) or computed_per_element(buf, paths)
             if why is None:
                 join(buf, group, readers, paths)
                 group_of[id(buf)] = group

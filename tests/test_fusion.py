@@ -159,7 +159,7 @@ def test_cheap_value_read_by_two_kernels_is_recomputed_in_each():
         r = centered(an, bn)
         if seed == 0:
             plan = lazy.explain(r)
-            assert [k.name for k in plan.kernels] == ["r0_mul_sum", "e1_mul_truediv_sub"]
+            assert [k.name for k in plan.kernels] == ["r0_mul_sum_truediv", "e1_mul_sub"]
             for k in plan.kernels:
                 [note] = k.recomputed
                 assert note.startswith("mul@") and "(read by 2 kernels; recomputing reads " \
@@ -224,24 +224,46 @@ def test_values_that_stay_written_once(case):
 @pytest.mark.parametrize("axis", [1, 0])
 def test_a_value_centred_by_a_reduction_is_recomputed_not_written(axis):
     """`(x - x.mean(axis)) / x.std(axis)`: x - mean is read by the variance's
-    reduction and by the output; it is recomputed in both (the mean's
-    division, one per row or column, comes along), so three kernels read x
-    and none writes x - mean. The mean's sum is written, read by both."""
+    reduction and by the output; it is recomputed in both, so three
+    kernels read x and none writes x - mean. The mean (a division of the
+    sum) and the std (a square root of the variance) are computed once per
+    row or column, by their reductions' kernels, not per element of x."""
     xn = np.random.default_rng(3).standard_normal((30, 40)).astype(np.float32)
     x, n = lazy.asarray(xn), xn.shape[1 - axis]  # n: the sums' size
     y = (x - x.mean(axis, keepdims=True)) / (x.std(axis, keepdims=True) + 1e-3)
     plan = lazy.explain(y)
-    assert len(plan.kernels) == 3
-    assert plan.kernels[0].fusion == "read by 2 kernels" and plan.kernels[0].ops[0][:4] == "sum@"
+    ops = [[op.split("@")[0] for op in k.ops] for k in plan.kernels]
+    assert ops == [["sum", "truediv"], ["sub", "mul", "sum", "truediv", "sqrt"],
+                   ["sub", "add", "truediv"]]
+    assert [k.fusion for k in plan.kernels] == [
+        "read by 2 kernels", f"sqrt read through a broadcast: computed once, not {40 * 30 // n} "
+        "times", "requested"]
     for k in plan.kernels[1:]:
         [note] = k.recomputed
-        assert note.startswith("truediv@") and ", sub@" in note
-        assert f"recomputing reads {2 * (4 + 4 * n / xn.size):.3g} B/element more" in note
+        assert note.startswith("sub@") and \
+            f"recomputing reads {2 * (4 + 4 * n / xn.size):.3g} B/element more" in note
     lazy.sync(y)
     assert [k.nbytes for k in kernels_of_last_sync()] == [  # x - mean is never in memory
         xn.nbytes + 4 * n, xn.nbytes + 4 * n * 2, xn.nbytes * 2 + 4 * n * 2]
     want = (xn - xn.mean(axis, keepdims=True)) / (xn.std(axis, keepdims=True) + np.float32(1e-3))
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_expensive_broadcast_value_is_computed_once_only_from_a_reduction():
+    """A square root of a column sum, read by every row, is the sum kernel's
+    epilogue; the same of realized data, or read at most BROADCAST_TIMES - 1
+    times per element, stays in the reading kernel (no kernel is added)."""
+    xn = np.abs(np.random.default_rng(4).standard_normal((64, 50))) + 1
+    x = lazy.asarray(xn)
+    names = [k.name for k in lazy.explain(x / lazy.sqrt(x.sum(0))).kernels]
+    assert names == ["r0_sum_sqrt", "e1_truediv"]
+    v = lazy.asarray(xn[0])
+    assert [k.name for k in lazy.explain(x / lazy.sqrt(v)).kernels] == ["e0_sqrt_truediv"]
+    short = x[:7]  # sqrt of the sums read 7 times each
+    assert [k.name for k in lazy.explain(short / lazy.sqrt(short.sum(0))).kernels] == [
+        "r0_sum", "e1_sqrt_truediv"]
+    y = x / lazy.sqrt(x.sum(0))
+    np.testing.assert_allclose(y.numpy(), xn / np.sqrt(xn.sum(0)), rtol=1e-12)
 
 
 def test_shared_subexpression_inside_one_kernel_is_not_split():
