@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .group import Group, groups_of, is_free
+from .group import Group, groups_of, is_free, is_trivial
 from .ops import EXTERN_OPS, SIBLING_REDUCTIONS
 
 MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
@@ -193,14 +193,25 @@ def _sources(red: Buffer, memo: dict) -> dict[int, None]:
 
 def _runs_before_readers(buf: Buffer, g: Group, users: dict, group_of: dict, copies: dict,
                          created: dict[int, int]) -> bool:
-    """Does kernel `g` run before every kernel that reads `buf`?
+    """Does kernel `g` run before every other kernel that reads `buf`, and
+    read it, if at all, in its epilogue, in storage order?
 
+    The epilogue's read is what `sibling_error` allows when one epilogue
+    reads both reductions: nanvar's mean, the sum divided by the count,
+    computed by the sum's kernel while the count is also read later.
     Direct readers are enough: a kernel that reads a reader's value runs
     after the reader's kernel, so after `g` too. (A walk through every
     reader's readers, bounded at 512 nodes, refused the min and max of
     each link of a 300-link chain and planned in twice the time.)"""
-    for u, _, _ in users.get(id(buf), []):
+    for u, view, _ in users.get(id(buf), []):
         found = groups_of(u, group_of, copies)
-        if not found or any(k is g or created[id(k)] > created[id(g)] for k in found):
+        if not found:
             return False
+        for k in found:
+            if k is g:
+                if u.node.op == "reduce" or g.side.get(id(u)) != "out" or not g.trivial or \
+                        not is_trivial(view, buf):
+                    return False
+            elif created[id(k)] > created[id(g)]:
+                return False
     return True

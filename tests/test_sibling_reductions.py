@@ -491,3 +491,20 @@ def test_every_link_of_a_long_chain_shares_its_loop():
     ks = synced(x)
     assert len(ks) == 240 and sum(k.kernel.endswith("min_max") for k in ks) == 120
     np.testing.assert_allclose(x.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [None, 1, 0])
+def test_nanvar_computes_its_mean_beside_its_two_sums(axis):
+    """nanvar's mean is the sum over the count, both reductions of one loop;
+    the count is read again by the second pass. The division runs in the
+    first kernel's epilogue (computed once, rule 9), reading its sibling
+    count there, so nanvar stays two kernels."""
+    rng = np.random.default_rng(22)
+    a = rng.standard_normal((40, 48)).astype(np.float32)
+    a[rng.random(a.shape) < 0.1] = np.nan
+    v = lnp.nanvar(lazy.asarray(a), axis=axis)
+    ks = synced(v)
+    assert len(ks) == 2
+    first = [op.split("@")[0] for op in ks[0].ops]
+    assert first.count("sum") == 2 and first[-1] == "truediv"
+    np.testing.assert_allclose(v.numpy(), np.nanvar(a, axis=axis), rtol=1e-5)
