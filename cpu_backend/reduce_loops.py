@@ -24,13 +24,14 @@ from scheduler.kernel_ir import Kernel, Load, postorder
 from .codegen import MODE_FINAL, MODE_PARTIAL, Ptr, _Gen
 from .loops import (_ZERO, _at, _fixed_view, _leaf, _row_base, _row_loc, _stride_versions,
                     _strides, blocked_arg, inner_hint)
-from .lowering import I64, cast, const
+from .lowering import I64, cast, const, intrinsic
 from .reduction import cut
 from .row_loops import (blocked_lse, blocked_sum32, compensated_sum, count_row, nan_extreme,
                         neumaier, sibling_row, strided_sum)
 
 MAX_TILE = 4096  # outputs per tile: float64 accumulators fill 32 KB of stack (per type)
 SUM_ROWS = 16     # float32 column sums (tiled order): reduce steps summed in float32 per flush
+LSE_ROWS = 64     # logsumexp down columns (tiled order): reduce steps per block
 
 
 def tile_eligible(k: Kernel) -> bool:
@@ -310,10 +311,10 @@ class ReductionLoops:
         and zeroed. As in blocked_sum32, each float32 partial adds only a
         few elements, and the loop runs 16 float32 lanes wide with no
         conversion per element (docs/cpu_backend.md has the numbers)."""
-        g, b, acc, reds, full, r_st = self.g, self.b, self.acc, self.reds, self.full, self.r_st
-
-        def rrow(rflat, idx, col):
-            return rflat, {i: _row_base(g, start[i], idx, col, r_st[i]) for i in full}
+        g, b, acc = self.g, self.b, self.acc
+        if self.one is not None and self.one.is_lse:
+            self.tiled_lse(start, tn, arrays)
+            return
 
         def flush():
             def add(t, _):
@@ -322,6 +323,96 @@ class ReductionLoops:
                 b.store(const(float32, 0.0), p32)
                 return []
             g.counted_loop(_ZERO, tn, [], add)
+
+        def step(t, index, xs):
+            if f32 is not None:
+                p = b.gep(f32, [t])
+                b.store(b.fadd(b.load(p), xs[0]), p)
+                return
+            ptrs = [b.gep(a, [t]) for a in arrays]
+            new = acc.update(b, [b.load(p) for p in ptrs], acc.convert(b, xs), index)
+            for p, v in zip(ptrs, new):
+                b.store(v, p)
+
+        def after_row(index):
+            last = b.icmp_signed("==", b.and_(b.sub(index, g.ctl["rstart"]),
+                                              ir.Constant(I64, SUM_ROWS - 1)),
+                                 ir.Constant(I64, SUM_ROWS - 1))
+            with b.if_then(last):
+                flush()
+
+        self.down_tile(start, tn, g.ctl["rstart"], g.ctl["rend"], step,
+                       after_row if f32 is not None else None)
+        if f32 is not None:
+            flush()
+
+    def tiled_lse(self, start, tn, arrays) -> None:
+        """logsumexp down a tile's columns, LSE_ROWS reduce steps at a time,
+        as the row loop does along a row (row_loops.blocked_lse): per block,
+        each column's max (a plain vector max), then its sum of exp(x -
+        shift) over the same elements while they are in cache, folded into
+        the (max, sum) pair once per block. An update of the pair per
+        element costs an exp in float64: a 4096 x 4096 float32 logsumexp
+        over axis 0 took 23.6 ms that way, against 6.3 over axis 1."""
+        g, b, one = self.g, self.b, self.one
+        bd, xd = one.block_dtype, one.red.expr.dtype
+        entry = ir.IRBuilder(g.fn.blocks[0])
+        entry.position_at_start(g.fn.blocks[0])
+        bmax, shift, bsum = (entry.alloca(const(bd, 0.0).type, size=MAX_TILE) for _ in range(3))
+        mx = intrinsic(b, "llvm.maximum", const(bd, 0.0).type, 2)
+        rstart, rend = g.ctl["rstart"], g.ctl["rend"]
+        rows = ir.Constant(I64, LSE_ROWS)
+
+        def per_column(fn):
+            def body(t, _):
+                fn(t, [b.load(b.gep(a, [t])) for a in arrays])
+                return []
+            g.counted_loop(_ZERO, tn, [], body)
+
+        def start_block(t, carry):
+            b.store(const(bd, float("-inf")), b.gep(bmax, [t]))
+            b.store(const(bd, 0.0), b.gep(bsum, [t]))
+
+        def to_max(t, index, xs):
+            p = b.gep(bmax, [t])
+            b.store(b.call(mx, [b.load(p), cast(b, xs[0], xd, bd)]), p)
+
+        def set_shift(t, carry):
+            b.store(one.lse_shift(b, carry[0], b.load(b.gep(bmax, [t]))), b.gep(shift, [t]))
+
+        def to_sum(t, index, xs):
+            p = b.gep(bsum, [t])
+            x = cast(b, xs[0], xd, bd)
+            r = b.fadd(b.load(p), one.block_exp(b, b.fsub(x, b.load(b.gep(shift, [t])))))
+            r.flags.append("reassoc")
+            b.store(r, p)
+
+        def fold(t, carry):
+            new = one.lse_fold(b, carry, b.load(b.gep(bmax, [t])), b.load(b.gep(bsum, [t])))
+            for a, v in zip(arrays, new):
+                b.store(v, b.gep(a, [t]))
+
+        def block(bi, _):
+            rb = b.add(rstart, g.mul(bi, rows))
+            re = b.add(rb, rows)
+            re = b.select(b.icmp_signed("<", rend, re), rend, re)
+            per_column(start_block)
+            self.down_tile(start, tn, rb, re, to_max)
+            per_column(set_shift)
+            self.down_tile(start, tn, rb, re, to_sum)
+            per_column(fold)
+            return []
+
+        nblocks = b.udiv(b.add(b.sub(rend, rstart), ir.Constant(I64, LSE_ROWS - 1)), rows)
+        g.counted_loop(_ZERO, nblocks, [], block)
+
+    def down_tile(self, start, tn, r0, r1, step, after_row=None) -> None:
+        """for each reduce element r in [r0, r1): for t in tile: step(t, r, xs),
+        xs the reductions' elements at (t, r); then after_row(r)."""
+        g, reds, full, r_st = self.g, self.reds, self.full, self.r_st
+
+        def rrow(rflat, idx, col):
+            return rflat, {i: _row_base(g, start[i], idx, col, r_st[i]) for i in full}
 
         def relem(state, jr, _c, tag):
             rflat, rb = state
@@ -332,25 +423,11 @@ class ReductionLoops:
                 pos = {i: _at(g, rloc[i], t, self.so(i)) for i in full}
                 pos.update({i: _at(g, start[i], t, self.so(i)) for i in self.out_inputs})
                 vals = g.evaluate([r.expr for r in reds], _leaf(g, pos, {}))
-                xs = [vals[id(r.expr)] for r in reds]
-                if f32 is not None:
-                    p = b.gep(f32, [t])
-                    b.store(b.fadd(b.load(p), xs[0]), p)
-                    return []
-                ptrs = [b.gep(a, [t]) for a in arrays]
-                new = acc.update(b, [b.load(p) for p in ptrs], acc.convert(b, xs), index)
-                for p, v in zip(ptrs, new):
-                    b.store(v, p)
+                step(t, index, [vals[id(r.expr)] for r in reds])
                 return []
             g.counted_loop(_ZERO, tn, [], per_t)
-            if f32 is not None:
-                last = b.icmp_signed("==", b.and_(b.sub(index, g.ctl["rstart"]),
-                                                  ir.Constant(I64, SUM_ROWS - 1)),
-                                     ir.Constant(I64, SUM_ROWS - 1))
-                with b.if_then(last):
-                    flush()
+            if after_row is not None:
+                after_row(index)
             return []
 
-        g.loop_range(g.ctl["rstart"], g.ctl["rend"], g.shape(self.nout, self.nd), [], rrow, relem)
-        if f32 is not None:
-            flush()
+        g.loop_range(r0, r1, g.shape(self.nout, self.nd), [], rrow, relem)

@@ -203,15 +203,28 @@ class Accumulator:
         """Fold a block into the pair: its max (block dtype), then
         block_sum(shift) = sum of exp(x - shift) over it, shift being the new
         max (0 while that is -inf, so -inf elements add exp(-inf) = 0)."""
+        shift = self.lse_shift(b, carry[0], block_max)
+        return self.lse_fold(b, carry, block_max, block_sum(shift))
+
+    def lse_shift(self, b: ir.IRBuilder, m: ir.Value, block_max: ir.Value) -> ir.Value:
+        """What a block's elements are shifted by (block dtype): the new max
+        of the running max `m` and the block's, or 0 while that is -inf."""
         bd, d = self.block_dtype, self.acc
-        m, s = carry
         big = b.call(intrinsic(b, "llvm.maximum", m.type, 2), [m, cast(b, block_max, bd, d)])
         shift = cast(b, big, d, bd)  # exact: a max of block-dtype values
         ninf = b.fcmp_ordered("==", shift, _extreme(bd, high=False))
-        bs = cast(b, block_sum(b.select(ninf, const(bd, 0.0), shift)), bd, d)
+        return b.select(ninf, const(bd, 0.0), shift)
+
+    def lse_fold(self, b: ir.IRBuilder, carry: list[ir.Value], block_max: ir.Value,
+                 block_sum: ir.Value) -> list[ir.Value]:
+        """The pair after a block with this max and this sum of exp(x - shift)
+        (`lse_shift`'s, both in block dtype): the old sum rescaled once."""
+        bd, d = self.block_dtype, self.acc
+        m, s = carry
+        big = b.call(intrinsic(b, "llvm.maximum", m.type, 2), [m, cast(b, block_max, bd, d)])
         same = b.fcmp_ordered("==", m, big)  # also -inf == -inf: no rescale
         scale = b.select(same, const(d, 1.0), exp(b, b.fsub(m, big)))
-        return [big, b.fadd(b.fmul(s, scale), bs)]
+        return [big, b.fadd(b.fmul(s, scale), cast(b, block_sum, bd, d))]
 
     def lse_result(self, b: ir.IRBuilder, carry: list[ir.Value], part: str) -> ir.Value:
         """m + log(s) for a finite max, else the max itself (-inf, +inf, NaN);
