@@ -159,14 +159,35 @@ def new_version(storage: "Storage", srcs: tuple, arg: Any) -> None:
 
 
 def live_pending() -> list[Buffer]:
+    """The pending buffers of live storages, in the order they were tracked.
+
+    The walk also forgets the dead storages it meets: `track` sweeps them
+    only as the table grows past twice its last live size, so after 50,000
+    storages had lived at once and died, every `lazy.sync()` walked 50,000
+    dead entries (2.7 ms each, against 0.12 before)."""
     seen: dict[int, Buffer] = {}
     with _tables_lock:
-        refs = list(_live.values())
-    for ref in refs:
+        items = list(_live.items())
+    dead = []
+    for key, ref in items:
         s = ref()
-        if s is not None and s.buf.pending:
+        if s is None:
+            dead.append((key, ref))
+        elif s.buf.pending:
             seen.setdefault(id(s.buf), s.buf)
+    if dead:
+        _forget(dead)
     return list(seen.values())
+
+
+def _forget(dead: list[tuple[int, weakref.ref]]) -> None:
+    """Drop the entries of storages found dead, unless an id was reused since."""
+    global _sweep_at
+    with _tables_lock:
+        for key, ref in dead:
+            if _live.get(key) is ref:
+                del _live[key]
+        _sweep_at = max(1024, 2 * len(_live))
 
 
 def held() -> set[int]:

@@ -92,6 +92,23 @@ def test_live_tensors_are_synced_in_creation_order_after_ids_are_reused():
     assert runtime.live_pending() == []
 
 
+def test_a_full_sync_forgets_the_storages_that_died():
+    """After many storages lived at once and died, the table of live ones
+    shrinks at the next `lazy.sync()`, not only when it grows again: every
+    full sync walks it (50,000 dead entries made each one take 2.7 ms)."""
+    xs = [lazy.arange(3) + i for i in range(3000)]
+    lazy.sync()
+    keep = xs[::1000]
+    del xs
+    gc.collect()
+    assert len(runtime._live) >= 3000  # the dead ones are still listed
+    y = keep[0] * 2
+    lazy.sync()
+    assert len(runtime._live) <= 10 and runtime._sweep_at == 1024
+    assert {id(r()) for r in runtime._live.values()} >= {id(t._storage) for t in [*keep, y]}
+    assert y.numpy().tolist() == [0, 2, 4]
+
+
 def test_readers_are_weak_and_counted_once():
     x = lazy.arange(5)
     buf = x._buf
