@@ -69,7 +69,7 @@ from collections import defaultdict
 
 from .config import config
 from .graph import Buffer
-from .group import Group, groups_of, is_free, is_trivial
+from .group import Group, groups_of, is_free, is_trivial, reads_after_loop, reads_in_order
 from .ops import ELEMENTWISE, EXTERN_OPS, RANDOM_OPS
 from .siblings import Reductions, merge_siblings, sibling_error, sibling_group
 from .view import Path, View, extend
@@ -147,13 +147,11 @@ def can_fuse(buf: Buffer, group: Group, users: list, paths: tuple[Path, ...]) ->
     if group.ops + len(paths) > config.max_kernel_ops:
         return "kernel op cap"
     if buf.node.op == "reduce":
-        if group.kind == "reduce" and any(u.node.op == "reduce" or group.side[id(u)] == "full"
-                                          for u, _, _ in users):
+        if group.kind == "reduce" and not reads_after_loop(group, users):
             return "one reduction per kernel"
         if len(buf.node.arg) > 2:
             return "reduction parts"
-        if group.kind == "scatter" or not group.trivial or \
-                not all(is_trivial(v, buf) for _, v, _ in users):
+        if group.kind == "scatter" or not reads_in_order(group, users, buf):
             return "reduction read through a view"
         return sibling_error(buf, group) if group.kind == "reduce" else None
     if group.kind == "reduce":
@@ -247,19 +245,17 @@ def computed_per_element(buf: Buffer, paths: tuple[Path, ...]) -> str | None:
     so no kernel is added. Where the broadcast runs along rows, LLVM hoists
     the value out of the row loop already, and this changes nothing."""
     evaluations = sum(p[0].size for p in paths)
-    if buf.node.op == "reduce" or not _computed_once(buf, evaluations):
+    if not _broadcast_expensive(buf, evaluations):
         return None
     times = evaluations // max(buf.size, 1)
     return f"{buf.node.op} read through a broadcast: computed once, not {times} times"
 
 
-def _computed_once(buf: Buffer, evaluations: int) -> bool:
-    """Is pending `buf`, evaluated `evaluations` times where it is read, a
-    reduction or an expensive value computed from one (so written by a
-    kernel, not computed where it is read)?"""
+def _broadcast_expensive(buf: Buffer, evaluations: int) -> bool:
+    """Is pending `buf` an expensive elementwise value computed from a
+    reduction, evaluated at least BROADCAST_TIMES times per element where
+    it is read (`evaluations` in all)?"""
     op = buf.node.op
-    if op == "reduce":
-        return True
     if op not in ELEMENTWISE or op in RECOMPUTE_OPS or op in _RANDOM:
         return False
     return evaluations >= BROADCAST_TIMES * buf.size and _from_reduction(buf)
@@ -371,10 +367,10 @@ def _private_subtree(buf: Buffer, users: dict, requested: set) -> list[Buffer] |
     RECOMPUTE_OPS and none but `buf` is requested or read from outside
     them; else None.
 
-    The walk stops where a value is written by a kernel of its own
-    (`_computed_once`): a pending reduction, or a mean's division of one,
-    read through a broadcast. Its (smaller) result is then read like an
-    input."""
+    The walk stops where a value is written by a kernel of its own: a
+    pending reduction, or a mean's division of one read through a
+    broadcast (`_broadcast_expensive`). Its (smaller) result is then read
+    like an input."""
     nodes, seen, stack = [], {id(buf)}, [buf]
     while stack:
         b = stack.pop()
@@ -383,7 +379,7 @@ def _private_subtree(buf: Buffer, users: dict, requested: set) -> list[Buffer] |
         nodes.append(b)
         for src, _ in b.node.srcs:
             if src.pending and not is_free(src) and id(src) not in seen and \
-                    not _computed_once(src, buf.size):
+                    src.node.op != "reduce" and not _broadcast_expensive(src, buf.size):
                 seen.add(id(src))
                 stack.append(src)
         if len(nodes) + len(stack) > RECOMPUTE_NODES:

@@ -33,6 +33,19 @@ def is_trivial(view: View, buf: Buffer) -> bool:
     return view.size == buf.size and view.offset == 0 and view.is_contiguous()
 
 
+def reads_after_loop(group: Group, users: list) -> bool:
+    """Do `users`, members of reduction kernel `group`, all run after its
+    loop (in the epilogue), none being a reduction itself?"""
+    return not any(u.node.op == "reduce" or group.side.get(id(u)) == "full"
+                   for u, _, _ in users)
+
+
+def reads_in_order(group: Group, users: list, buf: Buffer) -> bool:
+    """Do `users` read `buf` whole in storage order, in a kernel that reads
+    everything so (what an epilogue reading a reduction's result needs)?"""
+    return group.trivial and all(is_trivial(v, buf) for _, v, _ in users)
+
+
 def is_free(buf: Buffer) -> bool:
     """Constants, run-time scalars and aranges are recomputed by every kernel
     that reads them."""

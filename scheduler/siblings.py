@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .config import config
 from .graph import Buffer
-from .group import Group, groups_of, is_free, is_trivial
+from .group import Group, groups_of, is_free, reads_after_loop, reads_in_order
 from .ops import EXTERN_OPS, SIBLING_REDUCTIONS
 
 MAX_REDUCTIONS = 4  # reductions sharing one loop (each a carry in registers)
@@ -203,15 +203,12 @@ def _runs_before_readers(buf: Buffer, g: Group, users: dict, group_of: dict, cop
     after the reader's kernel, so after `g` too. (A walk through every
     reader's readers, bounded at 512 nodes, refused the min and max of
     each link of a 300-link chain and planned in twice the time.)"""
-    for u, view, _ in users.get(id(buf), []):
-        found = groups_of(u, group_of, copies)
-        if not found:
+    readers = users.get(id(buf), [])
+    inside = []
+    for r in readers:
+        found = groups_of(r[0], group_of, copies)
+        if not found or any(k is not g and created[id(k)] > created[id(g)] for k in found):
             return False
-        for k in found:
-            if k is g:
-                if u.node.op == "reduce" or g.side.get(id(u)) != "out" or not g.trivial or \
-                        not is_trivial(view, buf):
-                    return False
-            elif created[id(k)] > created[id(g)]:
-                return False
-    return True
+        if any(k is g for k in found):
+            inside.append(r)
+    return not inside or reads_after_loop(g, inside) and reads_in_order(g, inside, buf)
